@@ -1,0 +1,103 @@
+"""The one module that reads the system clock and the system entropy.
+
+Everything else in uuidkit takes a clock (``() -> int`` of Unix-epoch nanoseconds) and a
+random source as arguments, so tests control both (DESIGN.md "Two clocks, injected").
+
+Randomness comes from the operating system's CSPRNG (:func:`os.urandom`), never from
+:mod:`random` (RFC 9562 §6.9: "Implementations SHOULD utilize a cryptographically secure
+pseudorandom number generator (CSPRNG)"). To make a UUIDv4 cheaper than one system call,
+:class:`EntropyPool` reads 4 KiB at a time and hands out 128-bit integers.
+
+Thread safety: handing out a value is one ``next()`` on a C-level iterator, which runs
+without releasing the GIL, so two threads never receive the same value. Two threads that
+both find the pool empty both refill it from fresh system entropy; nothing is shared.
+
+Fork: a child process must never hand out the values its parent still had buffered (that
+is how worker pools produce duplicate UUIDs). :func:`os.register_at_fork` empties every
+pool in the child; generators register their own reset hooks the same way.
+
+References: RFC 9562 §6.9 (Unguessability), §6.1 (Timestamp Considerations).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import weakref
+from collections.abc import Callable, Iterator
+
+__all__ = [
+    "POOL",
+    "EntropyPool",
+    "monotonic_ns",
+    "random_bits",
+    "random_bytes",
+    "system_clock_ns",
+]
+
+#: Unix-epoch nanoseconds from the system clock; the default clock of every generator.
+system_clock_ns: Callable[[], int] = time.time_ns
+
+#: Nanoseconds from a monotonic clock (for measuring waits, never embedded in a UUID).
+monotonic_ns: Callable[[], int] = time.monotonic_ns
+
+#: ``n`` bytes from the operating system's CSPRNG.
+random_bytes: Callable[[int], bytes] = os.urandom
+
+_BLOCK_BYTES = 4096
+_VALUE_BYTES = 16
+_from_bytes = int.from_bytes
+_pools: weakref.WeakSet[EntropyPool] = weakref.WeakSet()
+
+
+def random_bits(k: int) -> int:
+    """A uniformly random integer of ``k`` bits (``0 <= value < 2**k``) from the CSPRNG."""
+    if k <= 0:
+        return 0
+    value = _from_bytes(os.urandom((k + 7) // 8))
+    return value >> (-k % 8)
+
+
+class EntropyPool:
+    """Buffered CSPRNG output as 128-bit integers.
+
+    ``next_u128()`` costs a C-level ``next()`` most of the time and one 4 KiB
+    ``os.urandom`` call every 256 values. Emptied in a forked child.
+    """
+
+    __slots__ = ("__weakref__", "_values")
+
+    def __init__(self) -> None:
+        self._values: Iterator[int] = iter(())
+        _pools.add(self)
+
+    def _refill(self) -> Iterator[int]:
+        block = os.urandom(_BLOCK_BYTES)
+        values = map(
+            _from_bytes,
+            [block[i : i + _VALUE_BYTES] for i in range(0, _BLOCK_BYTES, _VALUE_BYTES)],
+        )
+        self._values = values
+        return values
+
+    def next_u128(self) -> int:
+        """A uniformly random 128-bit integer."""
+        value = next(self._values, None)
+        if value is None:
+            value = next(self._refill())
+        return value
+
+    def reset(self) -> None:
+        """Forget every buffered value (done automatically in a forked child)."""
+        self._values = iter(())
+
+
+def _reset_all_pools_in_child() -> None:
+    for pool in list(_pools):
+        pool.reset()
+
+
+os.register_at_fork(after_in_child=_reset_all_pools_in_child)
+
+#: The process-wide pool used by the module-level functions.
+POOL = EntropyPool()

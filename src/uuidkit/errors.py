@@ -1,0 +1,113 @@
+"""Every error uuidkit raises on purpose, in one hierarchy.
+
+::
+
+    ValueError
+    └── UUIDKitError                 base of all uuidkit errors
+        ├── InvalidUUID              text, bytes or int that is not a UUID (``.position``)
+        ├── InvalidField             a layout field out of range (``.field``)
+        ├── GeneratorError           a generator policy refused to produce a value
+        │   ├── ClockRegressionError     the clock went back further than the policy allows
+        │   └── CounterOverflowError     the per-tick counter/budget is exhausted
+        ├── StateFileError           a generator state file cannot be used
+        └── UIAPError                base of the UIAP errors
+            ├── DecodeError          a datagram that is not a valid UIAP message
+            │   │                    (``.field``, ``.offset``)
+            │   └── UnsupportedVersion   a well-formed header with an unknown Version
+            ├── DomainIDError        malformed Domain ID text or pattern (``.position``)
+            └── SpaceError           invalid UID / UID space, or incomparable spaces
+
+Every class subclasses :class:`ValueError`, so ``except ValueError`` keeps working for
+callers that treat uuidkit like the standard library's :mod:`uuid`. Messages say what was
+wrong, where, and what was expected: ``invalid character 'g' at 14``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ClockRegressionError",
+    "CounterOverflowError",
+    "DecodeError",
+    "DomainIDError",
+    "GeneratorError",
+    "InvalidField",
+    "InvalidUUID",
+    "SpaceError",
+    "StateFileError",
+    "UIAPError",
+    "UUIDKitError",
+    "UnsupportedVersion",
+]
+
+
+class UUIDKitError(ValueError):
+    """Base of every error uuidkit raises on purpose."""
+
+
+class InvalidUUID(UUIDKitError):
+    """Input that is not a UUID in the accepted form.
+
+    ``position`` is the 0-based index of the offending character or byte, or ``None`` when
+    the problem is the input as a whole (its length or type).
+    """
+
+    def __init__(self, message: str, position: int | None = None) -> None:
+        super().__init__(message)
+        self.position = position
+
+
+class InvalidField(UUIDKitError):
+    """A field given to a layout builder is out of its range (``field`` names it)."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class GeneratorError(UUIDKitError):
+    """A generator's policy refused to produce a value rather than risk a duplicate."""
+
+
+class ClockRegressionError(GeneratorError):
+    """The clock went backwards further than the generator's policy accepts."""
+
+
+class CounterOverflowError(GeneratorError):
+    """The counter (or the per-tick budget) of the current timestamp is exhausted."""
+
+
+class StateFileError(UUIDKitError):
+    """A generator state file cannot be read, parsed, locked or written."""
+
+
+class UIAPError(UUIDKitError):
+    """Base of the UIAP (draft-white-zeroconf-uiap-00) errors."""
+
+
+class DecodeError(UIAPError):
+    """A datagram is not a valid UIAP message.
+
+    ``field`` names the message field at fault (as the draft's §4.1 names it) and
+    ``offset`` is the byte offset of that field in the datagram.
+    """
+
+    def __init__(self, message: str, field: str | None = None, offset: int | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.offset = offset
+
+
+class UnsupportedVersion(DecodeError):
+    """A UIAP header whose Version this implementation does not speak (UIAP §4.1: MAY discard)."""
+
+
+class DomainIDError(UIAPError):
+    """Malformed Domain ID text or pattern (UIAP §6.1); ``position`` is the index at fault."""
+
+    def __init__(self, message: str, position: int | None = None) -> None:
+        super().__init__(message)
+        self.position = position
+
+
+class SpaceError(UIAPError):
+    """An invalid UID or UID space, or two that cannot be compared (UIAP §3.2)."""
