@@ -15,7 +15,9 @@
             │   │                    (``.field``, ``.offset``)
             │   └── UnsupportedVersion   a well-formed header with an unknown Version
             ├── DomainIDError        malformed Domain ID text or pattern (``.position``)
-            └── SpaceError           invalid UID / UID space, or incomparable spaces
+            ├── SpaceError           invalid UID / UID space, or incomparable spaces
+            └── SimulationError      a simulator topology, scenario or run that cannot
+                                     proceed (``.field``)
 
 Every class subclasses :class:`ValueError`, so ``except ValueError`` keeps working for
 callers that treat uuidkit like the standard library's :mod:`uuid`. Messages say what was
@@ -32,6 +34,7 @@ __all__ = [
     "GeneratorError",
     "InvalidField",
     "InvalidUUID",
+    "SimulationError",
     "SpaceError",
     "StateFileError",
     "UIAPError",
@@ -111,3 +114,14 @@ class DomainIDError(UIAPError):
 
 class SpaceError(UIAPError):
     """An invalid UID or UID space, or two that cannot be compared (UIAP §3.2)."""
+
+
+class SimulationError(UIAPError):
+    """A network simulator topology, scenario file or run that cannot proceed.
+
+    ``field`` names the scenario field, topology parameter or link at fault.
+    """
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
