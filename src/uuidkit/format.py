@@ -1,0 +1,129 @@
+"""Writing UUIDs: every text form :func:`uuidkit.parse` reads, plus integer and byte forms.
+
+The named helpers are thin and fast; :func:`format_uuid` picks a text style by name (the
+command line's ``--format``). Every text style except ``int`` and ``bytes_le`` is read back
+by :func:`uuidkit.parse`; ``int`` by :func:`uuidkit.from_int` and ``bytes_le`` by
+:func:`uuidkit.from_bytes_le` after :meth:`bytes.fromhex`.
+
+References: RFC 9562 §4 (hex-and-dash form, Figures 1-4), RFC 8141 (URN syntax).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+from uuid import UUID
+
+from uuidkit.errors import UUIDKitError
+
+__all__ = [
+    "FORMAT_STYLES",
+    "format_uuid",
+    "to_braced",
+    "to_bytes",
+    "to_bytes_le",
+    "to_hex",
+    "to_hyphenated",
+    "to_int",
+    "to_upper",
+    "to_urn",
+]
+
+
+def to_hyphenated(u: UUID) -> str:
+    """``f81d4fae-7dec-11d0-a765-00a0c91e6bf6``: the lower-case 8-4-4-4-12 form (``str(u)``).
+
+    References: RFC 9562 §4 (Figure 1).
+    """
+    return str(u)
+
+
+def to_upper(u: UUID) -> str:
+    """``F81D4FAE-7DEC-11D0-A765-00A0C91E6BF6``: the same form in upper case.
+
+    References: RFC 9562 §4 ("uppercase or lowercase alphanumeric hexadecimal characters").
+    """
+    return str(u).upper()
+
+
+def to_urn(u: UUID) -> str:
+    """``urn:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6``.
+
+    References: RFC 9562 §4 (Figure 4), RFC 8141.
+    """
+    return "urn:uuid:" + str(u)
+
+
+def to_braced(u: UUID) -> str:
+    """``{f81d4fae-7dec-11d0-a765-00a0c91e6bf6}``, as Microsoft tools and registries write it.
+
+    References: RFC 9562 §4 (the curly-brace form of [Python] and [Microsoft]).
+    """
+    return "{" + str(u) + "}"
+
+
+def to_hex(u: UUID) -> str:
+    """``f81d4fae7dec11d0a76500a0c91e6bf6``: 32 lower-case hex digits.
+
+    References: RFC 9562 §4.
+    """
+    return u.hex
+
+
+def to_int(u: UUID) -> int:
+    """The unsigned 128-bit integer (``329800735698586629295641978511506172918``).
+
+    References: RFC 9562 §4 (Figure 3).
+    """
+    return u.int
+
+
+def to_bytes(u: UUID) -> bytes:
+    """The 16 octets in network byte order (most significant first).
+
+    References: RFC 9562 §4 ("sequencing all fields in big-endian format").
+    """
+    return u.bytes
+
+
+def to_bytes_le(u: UUID) -> bytes:
+    """The 16 octets in Microsoft GUID order: first three fields little-endian.
+
+    References: RFC 9562 §4 (the COM GUID caveat, [MS_COM_GUID]).
+    """
+    return u.bytes_le
+
+
+def _bytes_le_hex(u: UUID) -> str:
+    return u.bytes_le.hex()
+
+
+def _decimal(u: UUID) -> str:
+    return str(u.int)
+
+
+#: Text styles by name, for :func:`format_uuid` and the command line's ``--format``.
+FORMAT_STYLES: Final[dict[str, Callable[[UUID], str]]] = {
+    "hyphenated": to_hyphenated,
+    "upper": to_upper,
+    "urn": to_urn,
+    "braced": to_braced,
+    "hex": to_hex,
+    "int": _decimal,
+    "bytes_le": _bytes_le_hex,
+}
+
+
+def format_uuid(u: UUID, style: str = "hyphenated") -> str:
+    """``u`` as text in ``style``, one of :data:`FORMAT_STYLES`.
+
+    ``int`` is the decimal integer and ``bytes_le`` the 32 hex digits of the GUID byte
+    order; an unknown style raises :class:`~uuidkit.errors.UUIDKitError` listing the styles.
+
+    References: RFC 9562 §4.
+    """
+    formatter = FORMAT_STYLES.get(style)
+    if formatter is None:
+        styles = ", ".join(FORMAT_STYLES)
+        raise UUIDKitError(f"unknown format style {style!r}: expected one of {styles}")
+    return formatter(u)
