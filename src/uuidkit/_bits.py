@@ -13,18 +13,40 @@ from typing import Final
 from uuidkit.errors import InvalidField
 
 __all__ = [
+    "CLOCK_SEQ_BITS",
+    "FRAME_HIGH_SHIFT",
+    "FRAME_MID_SHIFT",
     "GREGORIAN_OFFSET_100NS",
+    "MASK_12",
+    "MASK_14",
+    "MASK_16",
+    "MASK_32",
+    "MASK_48",
+    "MASK_60",
+    "MASK_62",
     "MASK_128",
     "RFC_VARIANT_BITS",
     "VARIANT_MASK",
     "VERSION_MASK",
     "VERSION_SHIFT",
     "check_field",
+    "pack_frame",
     "stamp",
+    "unpack_frame",
     "version_bits",
 ]
 
 MASK_128: Final = (1 << 128) - 1
+MASK_62: Final = (1 << 62) - 1
+MASK_60: Final = (1 << 60) - 1
+MASK_48: Final = (1 << 48) - 1
+MASK_32: Final = (1 << 32) - 1
+MASK_16: Final = (1 << 16) - 1
+MASK_14: Final = (1 << 14) - 1
+MASK_12: Final = (1 << 12) - 1
+
+#: RFC 9562 §5.1: clock_seq is 14 bits (bits 66-79), directly after the variant.
+CLOCK_SEQ_BITS: Final = 14
 
 #: RFC 9562 §4.2: the version occupies bits 48-51 (integer bits 79..76).
 VERSION_SHIFT: Final = 76
@@ -41,6 +63,37 @@ _CLEAR_VERSION_AND_VARIANT: Final = MASK_128 ^ (VERSION_MASK | VARIANT_MASK)
 GREGORIAN_OFFSET_100NS: Final = 0x01B21DD213814000
 
 
+#: The frame every RFC-variant layout shares (RFC 9562 §5): 48 bits (0-47), the version
+#: (48-51), 12 bits (52-63), the variant (64-65), 62 bits (66-127). Integer shifts:
+FRAME_HIGH_SHIFT: Final = 80
+FRAME_MID_SHIFT: Final = 64
+
+
+def pack_frame(version: int, high48: int, mid12: int, low62: int) -> int:
+    """The 128-bit value ``high48 | version | mid12 | 0b10 | low62`` (no range checks).
+
+    Every RFC 9562 layout is this frame with its own names for the three parts: v7 calls
+    them unix_ts_ms, rand_a, rand_b; v8 custom_a/b/c; v1 splits its timestamp across them.
+
+    References: RFC 9562 §4.1, §4.2, §5.
+    """
+    return (
+        (high48 << FRAME_HIGH_SHIFT)
+        | (version << VERSION_SHIFT)
+        | (mid12 << FRAME_MID_SHIFT)
+        | RFC_VARIANT_BITS
+        | low62
+    )
+
+
+def unpack_frame(value: int) -> tuple[int, int, int]:
+    """The ``(high48, mid12, low62)`` parts of ``value``, skipping version and variant.
+
+    References: RFC 9562 §4.1, §4.2, §5.
+    """
+    return value >> FRAME_HIGH_SHIFT, (value >> FRAME_MID_SHIFT) & MASK_12, value & MASK_62
+
+
 def version_bits(version: int) -> int:
     """The version and RFC-variant bits for ``version``, to OR into a cleared value."""
     return (version << VERSION_SHIFT) | RFC_VARIANT_BITS
@@ -55,15 +108,16 @@ def stamp(value: int, version: int) -> int:
 
 
 def check_field(name: str, value: int, bits: int) -> int:
-    """Return ``value`` if it is an unsigned ``bits``-bit integer, else raise :class:`InvalidField`."""
-    if type(value) is not int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise InvalidField(
-                f"{name}: expected an int of {bits} bits, found {type(value).__name__}", name
-            )
-    if not 0 <= value < (1 << bits):
+    """Return ``value`` if it is an unsigned ``bits``-bit int, else raise :class:`InvalidField`.
+
+    ``bool`` is refused although it subclasses ``int``: ``True`` as a node is a bug.
+
+    References: RFC 9562 §5 (every field has a fixed width).
+    """
+    if type(value) is not int and (isinstance(value, bool) or not isinstance(value, int)):
         raise InvalidField(
-            f"{name}: expected 0 <= {name} < 2**{bits}, found {value}",
-            name,
+            f"{name}: expected an int of {bits} bits, found {type(value).__name__}", name
         )
+    if not 0 <= value < (1 << bits):
+        raise InvalidField(f"{name}: expected 0 <= {name} < 2**{bits}, found {value}", name)
     return value

@@ -1,0 +1,346 @@
+"""Readers: the variant, the version and every field of a UUID under the RFC's names.
+
+:func:`fields` returns one small frozen record per layout (``V1Fields`` ... ``V8Fields``),
+``NilFields``/``MaxFields`` for the two special values, and ``OpaqueFields`` for variants and
+versions whose layout RFC 9562 does not define. The bit positions come from the same frame
+(:func:`uuidkit._bits.unpack_frame`) the builders in :mod:`uuidkit.layouts` use.
+
+References: RFC 9562 §4.1 (Table 1), §4.2 (Table 2), §5.1-§5.10.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import ClassVar, Final, TypeAlias
+from uuid import UUID
+
+from uuidkit._bits import MASK_12, MASK_16, MASK_48, MASK_128, unpack_frame
+from uuidkit._construct import from_int_unchecked
+from uuidkit.errors import InvalidUUID
+from uuidkit.timestamps import NS_PER_MS, gregorian_ticks_to_unix_ns, unix_ns_to_datetime
+
+__all__ = [
+    "MAX",
+    "NIL",
+    "MaxFields",
+    "NilFields",
+    "OpaqueFields",
+    "UUIDFields",
+    "V1Fields",
+    "V2Fields",
+    "V3Fields",
+    "V4Fields",
+    "V5Fields",
+    "V6Fields",
+    "V7Fields",
+    "V8Fields",
+    "Variant",
+    "fields",
+    "is_max",
+    "is_nil",
+    "timestamp_datetime",
+    "timestamp_ns",
+    "variant",
+    "version",
+]
+
+#: RFC 9562 §5.9: "all 128 bits set to zero".
+NIL: Final = from_int_unchecked(0)
+#: RFC 9562 §5.10: "all 128 bits set to 1".
+MAX: Final = from_int_unchecked(MASK_128)
+
+
+class Variant(StrEnum):
+    """The four rows of RFC 9562 Table 1, by the most significant bits of octet 8.
+
+    The values are the standard library's strings (``uuid.RFC_4122`` and friends), so
+    ``variant(u) == u.variant`` holds for every UUID.
+
+    References: RFC 9562 §4.1 (Table 1).
+    """
+
+    #: 0xxx: reserved, NCS backward compatibility; includes the Nil UUID.
+    NCS = "reserved for NCS compatibility"
+    #: 10xx: the variant of RFC 9562 (and RFC 4122 before it).
+    RFC_9562 = "specified in RFC 4122"
+    #: 110x: reserved, Microsoft Corporation backward compatibility.
+    MICROSOFT = "reserved for Microsoft compatibility"
+    #: 111x: reserved for future definition; includes the Max UUID.
+    FUTURE = "reserved for future definition"
+
+
+def _as_int(value: UUID) -> int:
+    if not isinstance(value, UUID):
+        raise InvalidUUID(f"expected a uuid.UUID, found {type(value).__name__}")
+    return value.int
+
+
+def variant(value: UUID) -> Variant:
+    """The variant of ``value`` (RFC 9562 Table 1).
+
+    References: RFC 9562 §4.1.
+    """
+    top3 = (_as_int(value) >> 61) & 0b111
+    if top3 < 0b100:
+        return Variant.NCS
+    if top3 < 0b110:
+        return Variant.RFC_9562
+    return Variant.MICROSOFT if top3 == 0b110 else Variant.FUTURE
+
+
+def version(value: UUID) -> int | None:
+    """The version (0-15) of an RFC 9562-variant UUID; ``None`` for the other variants,
+    whose bits 48-51 are not a version (this includes Nil and Max).
+
+    References: RFC 9562 §4.2 ("Table 2 lists all of the versions for this UUID variant").
+    """
+    number = _as_int(value)
+    if (number >> 62) & 0b11 != 0b10:
+        return None
+    return (number >> 76) & 0xF
+
+
+def is_nil(value: UUID) -> bool:
+    """Whether ``value`` is the Nil UUID. References: RFC 9562 §5.9."""
+    return _as_int(value) == 0
+
+
+def is_max(value: UUID) -> bool:
+    """Whether ``value`` is the Max UUID. References: RFC 9562 §5.10."""
+    return _as_int(value) == MASK_128
+
+
+@dataclass(frozen=True, slots=True)
+class V1Fields:
+    """UUIDv1 fields; ``timestamp`` is the 60-bit count of 100 ns since 1582-10-15.
+
+    References: RFC 9562 §5.1.
+    """
+
+    version: ClassVar[int] = 1
+    time_low: int
+    time_mid: int
+    time_high: int
+    clock_seq: int
+    node: int
+
+    @property
+    def timestamp(self) -> int:
+        """The 60-bit Gregorian timestamp reassembled from time_high, time_mid, time_low."""
+        return (self.time_high << 48) | (self.time_mid << 32) | self.time_low
+
+
+@dataclass(frozen=True, slots=True)
+class V2Fields:
+    """UUIDv2 (DCE Security) fields; outside RFC 9562, defined by DCE 1.1.
+
+    ``clock_seq`` has 6 bits; ``local_domain`` (0 person, 1 group, 2 org) and
+    ``local_identifier`` (e.g. a POSIX UID) replace clock_seq_low and time_low.
+
+    References: RFC 9562 §5.2; DCE 1.1 Authentication and Security Services, §5.2.1.1.
+    """
+
+    version: ClassVar[int] = 2
+    local_identifier: int
+    time_mid: int
+    time_high: int
+    clock_seq: int
+    local_domain: int
+    node: int
+
+
+@dataclass(frozen=True, slots=True)
+class V3Fields:
+    """UUIDv3 fields (MD5 bits). References: RFC 9562 §5.3."""
+
+    version: ClassVar[int] = 3
+    md5_high: int
+    md5_mid: int
+    md5_low: int
+
+
+@dataclass(frozen=True, slots=True)
+class V4Fields:
+    """UUIDv4 fields (random bits). References: RFC 9562 §5.4."""
+
+    version: ClassVar[int] = 4
+    random_a: int
+    random_b: int
+    random_c: int
+
+
+@dataclass(frozen=True, slots=True)
+class V5Fields:
+    """UUIDv5 fields (SHA-1 bits). References: RFC 9562 §5.5."""
+
+    version: ClassVar[int] = 5
+    sha1_high: int
+    sha1_mid: int
+    sha1_low: int
+
+
+@dataclass(frozen=True, slots=True)
+class V6Fields:
+    """UUIDv6 fields; ``timestamp`` is the 60-bit count of 100 ns since 1582-10-15.
+
+    ``time_low`` holds the 12 least significant timestamp bits, as §5.6 names them
+    (Appendix A.5's Figure 25 mislabels them time_high).
+
+    References: RFC 9562 §5.6.
+    """
+
+    version: ClassVar[int] = 6
+    time_high: int
+    time_mid: int
+    time_low: int
+    clock_seq: int
+    node: int
+
+    @property
+    def timestamp(self) -> int:
+        """The 60-bit Gregorian timestamp reassembled from time_high, time_mid, time_low."""
+        return (self.time_high << 28) | (self.time_mid << 12) | self.time_low
+
+
+@dataclass(frozen=True, slots=True)
+class V7Fields:
+    """UUIDv7 fields. References: RFC 9562 §5.7."""
+
+    version: ClassVar[int] = 7
+    unix_ts_ms: int
+    rand_a: int
+    rand_b: int
+
+
+@dataclass(frozen=True, slots=True)
+class V8Fields:
+    """UUIDv8 fields. References: RFC 9562 §5.8."""
+
+    version: ClassVar[int] = 8
+    custom_a: int
+    custom_b: int
+    custom_c: int
+
+
+@dataclass(frozen=True, slots=True)
+class NilFields:
+    """The Nil UUID: no fields. References: RFC 9562 §5.9."""
+
+
+@dataclass(frozen=True, slots=True)
+class MaxFields:
+    """The Max UUID: no fields. References: RFC 9562 §5.10."""
+
+
+@dataclass(frozen=True, slots=True)
+class OpaqueFields:
+    """A variant or version whose layout RFC 9562 does not define (NCS, Microsoft, future
+    variants; RFC-variant versions 0 and 9-15): the raw 128 bits.
+
+    References: RFC 9562 §4.1 ("outside of the scope of this document"), §4.2 (Table 2).
+    """
+
+    variant: Variant
+    version: int | None
+    value: int
+
+
+UUIDFields: TypeAlias = (
+    V1Fields
+    | V2Fields
+    | V3Fields
+    | V4Fields
+    | V5Fields
+    | V6Fields
+    | V7Fields
+    | V8Fields
+    | NilFields
+    | MaxFields
+    | OpaqueFields
+)
+
+
+def _time_split(number: int) -> tuple[int, int, int, int, int]:
+    high48, mid12, low62 = unpack_frame(number)
+    return high48 >> 16, high48 & MASK_16, mid12, low62 >> 48, low62 & MASK_48
+
+
+def _read_v1(number: int) -> V1Fields:
+    return V1Fields(*_time_split(number))
+
+
+def _read_v2(number: int) -> V2Fields:
+    local_identifier, time_mid, time_high, seq_and_domain, node = _time_split(number)
+    clock_seq, local_domain = seq_and_domain >> 8, seq_and_domain & 0xFF
+    return V2Fields(local_identifier, time_mid, time_high, clock_seq, local_domain, node)
+
+
+def _read_v6(number: int) -> V6Fields:
+    return V6Fields(*_time_split(number))
+
+
+_FRAME_RECORDS: Final[dict[int, Callable[[int, int, int], UUIDFields]]] = {
+    3: V3Fields,
+    4: V4Fields,
+    5: V5Fields,
+    7: V7Fields,
+    8: V8Fields,
+}
+_TIME_READERS: Final[dict[int, Callable[[int], UUIDFields]]] = {
+    1: _read_v1,
+    2: _read_v2,
+    6: _read_v6,
+}
+
+
+def fields(value: UUID) -> UUIDFields:
+    """Every field of ``value`` under the RFC's names, as a frozen record.
+
+    References: RFC 9562 §5.1-§5.10; DCE 1.1 (v2).
+    """
+    number = _as_int(value)
+    if number == 0:
+        return NilFields()
+    if number == MASK_128:
+        return MaxFields()
+    number_version = version(value)
+    if number_version in _FRAME_RECORDS:
+        return _FRAME_RECORDS[number_version](*unpack_frame(number))
+    if number_version in _TIME_READERS:
+        return _TIME_READERS[number_version](number)
+    return OpaqueFields(variant(value), number_version, number)
+
+
+def timestamp_ns(value: UUID) -> int | None:
+    """The embedded time as Unix-epoch nanoseconds (negative before 1970), or ``None`` for
+    layouts without a full timestamp (v2 keeps only its top 28 bits; v3/v4/v5/v8 have none).
+
+    v1/v6 resolve 100 ns; v7 resolves 1 ms (its rand_a is not assumed to be a fraction).
+
+    References: RFC 9562 §5.1, §5.6, §5.7, §6.1.
+    """
+    number = _as_int(value)
+    number_version = version(value)
+    if number_version == 7:
+        return (number >> 80) * NS_PER_MS
+    if number_version == 1:
+        return gregorian_ticks_to_unix_ns(_read_v1(number).timestamp)
+    if number_version == 6:
+        high48, mid12, _ = unpack_frame(number)
+        return gregorian_ticks_to_unix_ns((high48 << 12) | (mid12 & MASK_12))
+    return None
+
+
+def timestamp_datetime(value: UUID) -> datetime | None:
+    """The embedded time as an aware UTC ``datetime``, or ``None`` (see :func:`timestamp_ns`).
+
+    ``datetime`` holds microseconds: the last digit of a v1/v6 100 ns tick is truncated.
+    A v7 past 9999-12-31 raises :class:`~uuidkit.InvalidField`.
+
+    References: RFC 9562 §5.1, §5.6, §5.7, §6.1.
+    """
+    unix_ns = timestamp_ns(value)
+    return None if unix_ns is None else unix_ns_to_datetime(unix_ns)
