@@ -240,7 +240,7 @@ def _octets(data: object, what: str) -> bytes:
     return octets
 
 
-def from_bytes(data: bytes) -> UUID:
+def from_bytes(data: bytes | bytearray | memoryview) -> UUID:
     """The UUID whose 16 octets, most significant first, are ``data``.
 
     Accepts :class:`bytes`, :class:`bytearray` and :class:`memoryview`.
@@ -250,7 +250,7 @@ def from_bytes(data: bytes) -> UUID:
     return from_int_unchecked(_int_from_bytes(_octets(data, "bytes")))
 
 
-def from_bytes_le(data: bytes) -> UUID:
+def from_bytes_le(data: bytes | bytearray | memoryview) -> UUID:
     """The UUID stored in Microsoft GUID byte order (``uuid.UUID(bytes_le=...)``).
 
     The first three fields (time_low, time_mid, time_hi_version) are little-endian; the

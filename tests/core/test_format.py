@@ -1,0 +1,94 @@
+"""uuidkit.format: every text, integer and byte form, read back by uuidkit.parse.
+
+References: RFC 9562 §4 (Figures 1-4).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from uuidkit.errors import UUIDKitError
+from uuidkit.format import (
+    FORMAT_STYLES,
+    format_uuid,
+    to_braced,
+    to_bytes,
+    to_bytes_le,
+    to_hex,
+    to_hyphenated,
+    to_int,
+    to_upper,
+    to_urn,
+)
+from uuidkit.parse import from_bytes, from_bytes_le, from_int, parse
+
+#: RFC 9562 §4 Figure 1; its integer is Figure 3 and its URN Figure 4.
+FIGURE_1 = uuid.UUID("f81d4fae-7dec-11d0-a765-00a0c91e6bf6")
+
+
+def test_figure_1_in_every_form() -> None:
+    assert to_hyphenated(FIGURE_1) == "f81d4fae-7dec-11d0-a765-00a0c91e6bf6"
+    assert to_upper(FIGURE_1) == "F81D4FAE-7DEC-11D0-A765-00A0C91E6BF6"
+    assert to_urn(FIGURE_1) == "urn:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6"  # Figure 4
+    assert to_braced(FIGURE_1) == "{f81d4fae-7dec-11d0-a765-00a0c91e6bf6}"
+    assert to_hex(FIGURE_1) == "f81d4fae7dec11d0a76500a0c91e6bf6"
+    assert to_int(FIGURE_1) == 329800735698586629295641978511506172918  # Figure 3
+    assert to_bytes(FIGURE_1) == bytes.fromhex("f81d4fae7dec11d0a76500a0c91e6bf6")
+    assert to_bytes_le(FIGURE_1) == bytes.fromhex("ae4f1df8ec7dd011a76500a0c91e6bf6")
+
+
+def test_figure_2_binary_form() -> None:
+    figure_2 = (
+        "111110000001110101001111101011100111110111101100000100011101000"
+        "01010011101100101000000001010000011001001000111100110101111110110"
+    )
+    assert format(to_int(FIGURE_1), "0128b") == figure_2
+
+
+@pytest.mark.parametrize(
+    ("style", "expected"),
+    [
+        ("hyphenated", "f81d4fae-7dec-11d0-a765-00a0c91e6bf6"),
+        ("upper", "F81D4FAE-7DEC-11D0-A765-00A0C91E6BF6"),
+        ("urn", "urn:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6"),
+        ("braced", "{f81d4fae-7dec-11d0-a765-00a0c91e6bf6}"),
+        ("hex", "f81d4fae7dec11d0a76500a0c91e6bf6"),
+        ("int", "329800735698586629295641978511506172918"),
+        ("bytes_le", "ae4f1df8ec7dd011a76500a0c91e6bf6"),
+    ],
+)
+def test_format_styles(style: str, expected: str) -> None:
+    assert format_uuid(FIGURE_1, style) == expected
+
+
+def test_default_style_is_hyphenated() -> None:
+    assert format_uuid(FIGURE_1) == str(FIGURE_1)
+
+
+def test_unknown_style_lists_the_styles() -> None:
+    with pytest.raises(UUIDKitError) as caught:
+        format_uuid(FIGURE_1, "base64")
+    assert str(caught.value) == (
+        "unknown format style 'base64': expected one of "
+        "hyphenated, upper, urn, braced, hex, int, bytes_le"
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(min_value=0, max_value=(1 << 128) - 1))
+def test_every_form_reads_back(value: int) -> None:
+    u = uuid.UUID(int=value)
+    assert parse(to_hyphenated(u), strict=True) == u
+    assert parse(to_upper(u), strict=True) == u
+    for text in (to_urn(u), to_braced(u), to_hex(u)):
+        assert parse(text) == u
+    assert from_int(to_int(u)) == u
+    assert from_bytes(to_bytes(u)) == u
+    assert from_bytes_le(to_bytes_le(u)) == u
+    assert from_int(int(format_uuid(u, "int"))) == u
+    assert from_bytes_le(bytes.fromhex(format_uuid(u, "bytes_le"))) == u
+    assert set(FORMAT_STYLES) == {"hyphenated", "upper", "urn", "braced", "hex", "int", "bytes_le"}
