@@ -20,6 +20,18 @@ from uuidkit.errors import (
     StateFileError,
     UUIDKitError,
 )
+from uuidkit.format import (
+    format_uuid,
+    to_braced,
+    to_bytes,
+    to_bytes_le,
+    to_hex,
+    to_hyphenated,
+    to_int,
+    to_upper,
+    to_urn,
+)
+from uuidkit.parse import from_bytes, from_bytes_le, from_fields, from_int, parse
 
 __version__ = "0.1.0"
 
@@ -32,4 +44,18 @@ __all__ = [
     "InvalidUUID",
     "StateFileError",
     "UUIDKitError",
+    "format_uuid",
+    "from_bytes",
+    "from_bytes_le",
+    "from_fields",
+    "from_int",
+    "parse",
+    "to_braced",
+    "to_bytes",
+    "to_bytes_le",
+    "to_hex",
+    "to_hyphenated",
+    "to_int",
+    "to_upper",
+    "to_urn",
 ]
