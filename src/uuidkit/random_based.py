@@ -1,0 +1,79 @@
+"""The module functions that need no clock: ``uuid4``, ``uuid8`` and the name-based pair.
+
+``uuid4()`` is the hot one. It takes a 128-bit integer from the buffered, fork-safe CSPRNG
+pool (:data:`uuidkit._system.POOL`), overwrites version and variant with two mask operations
+and fills the two slots of a :class:`uuid.UUID` directly (as :mod:`uuidkit._construct` does,
+inlined here to save a call), instead of one ``os.urandom`` system call and
+``UUID.__init__`` per value as the standard library does.
+
+``uuid8(a, b, c)`` has Python 3.14's signature and bit split (48, 12, 62 bits; missing parts
+random). Unlike 3.14, which silently keeps only the low bits of an oversized part, uuidkit
+refuses an out-of-range part with :class:`~uuidkit.InvalidField`.
+
+References: RFC 9562 §5.4, §5.8, §6.9.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+from uuid import UUID, SafeUUID
+
+from uuidkit._bits import (
+    FRAME_HIGH_SHIFT,
+    FRAME_MID_SHIFT,
+    MASK_12,
+    MASK_48,
+    MASK_62,
+    VARIANT_MASK,
+    VERSION_MASK,
+    check_field,
+    stamp,
+    version_bits,
+)
+from uuidkit._construct import from_int_unchecked
+from uuidkit._system import POOL
+from uuidkit.namebased import uuid3, uuid5
+
+__all__ = ["uuid3", "uuid4", "uuid5", "uuid8"]
+
+_CLEAR_V4: Final = ((1 << 128) - 1) ^ (VERSION_MASK | VARIANT_MASK)
+_V4_BITS: Final = version_bits(4)
+_next_u128 = POOL.next_u128
+_new = object.__new__
+# The slot descriptors' own setters skip the by-name lookup of object.__setattr__ (about
+# 50 ns of a ~250 ns call); UUID.__setattr__ itself refuses all assignment.
+_set_int = vars(UUID)["int"].__set__
+_set_is_safe = vars(UUID)["is_safe"].__set__
+_UNKNOWN = SafeUUID.unknown
+
+
+def uuid4() -> UUID:
+    """A random UUID: 122 bits from the CSPRNG, version 4, RFC 9562 variant.
+
+    References: RFC 9562 §5.4, §6.9 ("Implementations SHOULD utilize a cryptographically
+    secure pseudorandom number generator (CSPRNG)").
+    """
+    result = _new(UUID)
+    _set_int(result, (_next_u128() & _CLEAR_V4) | _V4_BITS)
+    _set_is_safe(result, _UNKNOWN)
+    return result
+
+
+def uuid8(a: int | None = None, b: int | None = None, c: int | None = None) -> UUID:
+    """A UUIDv8 with custom_a = ``a`` (48 bits), custom_b = ``b`` (12), custom_c = ``c`` (62).
+
+    Each part left as ``None`` is filled from the CSPRNG.
+
+    References: RFC 9562 §5.8 ("the variant and version bits MUST be set").
+    """
+    value = _next_u128()
+    if a is not None:
+        check_field("a", a, 48)
+        value = (value & ~(MASK_48 << FRAME_HIGH_SHIFT)) | (a << FRAME_HIGH_SHIFT)
+    if b is not None:
+        check_field("b", b, 12)
+        value = (value & ~(MASK_12 << FRAME_MID_SHIFT)) | (b << FRAME_MID_SHIFT)
+    if c is not None:
+        check_field("c", c, 62)
+        value = (value & ~MASK_62) | c
+    return from_int_unchecked(stamp(value, 8))
