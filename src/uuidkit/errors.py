@@ -16,6 +16,8 @@
             │   └── UnsupportedVersion   a well-formed header with an unknown Version
             ├── DomainIDError        malformed Domain ID text or pattern (``.position``)
             ├── SpaceError           invalid UID / UID space, or incomparable spaces
+            ├── EngineError          misuse of the UIAP engine API (a bad handle,
+            │                        lifetime, device ID or configuration)
             └── SimulationError      a simulator topology, scenario or run that cannot
                                      proceed (``.field``)
 
@@ -31,6 +33,7 @@ __all__ = [
     "CounterOverflowError",
     "DecodeError",
     "DomainIDError",
+    "EngineError",
     "GeneratorError",
     "InvalidField",
     "InvalidUUID",
@@ -114,6 +117,13 @@ class DomainIDError(UIAPError):
 
 class SpaceError(UIAPError):
     """An invalid UID or UID space, or two that cannot be compared (UIAP §3.2)."""
+
+
+class EngineError(UIAPError):
+    """A call into the UIAP engine that it cannot accept: an unknown claim handle or
+    interface, a lifetime outside 0 .. 2**32-1 seconds, a device ID outside 1 .. 2**64-1,
+    or a configuration value out of range. Never raised for network input.
+    """
 
 
 class SimulationError(UIAPError):
