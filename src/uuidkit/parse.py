@@ -45,7 +45,10 @@ __all__ = [
 ]
 
 _new = object.__new__
-_setattr = object.__setattr__
+# The slot descriptors' own setters skip UUID.__setattr__ (which refuses assignment) and the
+# by-name lookup of object.__setattr__; the same trick as uuidkit.random_based.
+_set_int = vars(UUID)["int"].__set__
+_set_is_safe = vars(UUID)["is_safe"].__set__
 _fromhex = bytes.fromhex
 _int_from_bytes = int.from_bytes
 _UNKNOWN = SafeUUID.unknown
@@ -91,8 +94,8 @@ def parse(text: str, *, strict: bool = False) -> UUID:
                 # fromhex skips ASCII whitespace; exactly 16 octets means 32 hex digits.
                 if len(octets) == 16:
                     result = _new(UUID)
-                    _setattr(result, "int", _int_from_bytes(octets))
-                    _setattr(result, "is_safe", _UNKNOWN)
+                    _set_int(result, _int_from_bytes(octets))
+                    _set_is_safe(result, _UNKNOWN)
                     return result
         elif not strict:
             value = _parse_lenient_wrapped(text, length)
