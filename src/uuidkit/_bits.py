@@ -9,8 +9,9 @@ References: RFC 9562 §4.1 (Variant Field), §4.2 (Version Field), §5.1 (Gregor
 from __future__ import annotations
 
 from typing import Final
+from uuid import UUID
 
-from uuidkit.errors import InvalidField
+from uuidkit.errors import InvalidField, InvalidUUID
 
 __all__ = [
     "CLOCK_SEQ_BITS",
@@ -31,6 +32,7 @@ __all__ = [
     "VERSION_SHIFT",
     "check_field",
     "pack_frame",
+    "require_version",
     "stamp",
     "unpack_frame",
     "version_bits",
@@ -121,3 +123,20 @@ def check_field(name: str, value: int, bits: int) -> int:
     if not 0 <= value < (1 << bits):
         raise InvalidField(f"{name}: expected 0 <= {name} < 2**{bits}, found {value}", name)
     return value
+
+
+def require_version(value: UUID, expected: int) -> int:
+    """``value.int`` if ``value`` is an RFC-variant UUID of version ``expected``, else raise
+    :class:`InvalidUUID` naming the version found.
+
+    References: RFC 9562 §4.1, §4.2.
+    """
+    if not isinstance(value, UUID):
+        raise InvalidUUID(f"expected a uuid.UUID, found {type(value).__name__}")
+    number = value.int
+    found = (number >> VERSION_SHIFT) & 0xF
+    if number & VARIANT_MASK != RFC_VARIANT_BITS:
+        raise InvalidUUID(f"expected a version {expected} UUID, found {value} (not RFC variant)")
+    if found != expected:
+        raise InvalidUUID(f"expected a version {expected} UUID, found {value} (version {found})")
+    return number

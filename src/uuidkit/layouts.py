@@ -29,13 +29,14 @@ from uuidkit._bits import (
     MASK_12,
     MASK_32,
     pack_frame,
+    require_version,
     stamp,
     unpack_frame,
 )
 from uuidkit._bits import check_field as _check
 from uuidkit._construct import from_int_unchecked
 from uuidkit._system import POOL
-from uuidkit.errors import InvalidField, InvalidUUID
+from uuidkit.errors import InvalidField
 
 __all__ = [
     "DCE_DOMAIN_GROUP",
@@ -254,16 +255,6 @@ def build_v8(custom_a: int, custom_b: int, custom_c: int) -> UUID:
 # --- v1 <-> v6 --------------------------------------------------------------------------------
 
 
-def _require_version(value: UUID, expected: int) -> int:
-    if not isinstance(value, UUID):
-        raise InvalidUUID(f"expected a uuid.UUID, found {type(value).__name__}")
-    number = value.int
-    found = (number >> 76) & 0xF
-    if (number >> 62) & 0b11 != 0b10 or found != expected:
-        raise InvalidUUID(f"expected a version {expected} UUID, found {value} (version {found})")
-    return number
-
-
 def _v1_timestamp(number: int) -> int:
     time_low_and_mid, time_high, _ = unpack_frame(number)
     return (time_high << 48) | ((time_low_and_mid & 0xFFFF) << 32) | (time_low_and_mid >> 16)
@@ -276,7 +267,7 @@ def v1_to_v6(value: UUID) -> UUID:
 
     References: RFC 9562 §5.6 ("a field-compatible version of UUIDv1 ... reordered").
     """
-    number = _require_version(value, 1)
+    number = require_version(value, 1)
     return from_int_unchecked(v6_int(_v1_timestamp(number), 0, 0) | (number & ((1 << 62) - 1)))
 
 
@@ -285,6 +276,6 @@ def v6_to_v1(value: UUID) -> UUID:
 
     References: RFC 9562 §5.6.
     """
-    number = _require_version(value, 6)
+    number = require_version(value, 6)
     high48, mid12, low62 = unpack_frame(number)
     return from_int_unchecked(v1_int((high48 << 12) | mid12, 0, 0) | low62)
