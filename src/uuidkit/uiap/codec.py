@@ -254,7 +254,7 @@ def _check_length(length: int, uid_len: int, uid_len2: int, fmt: Fmt) -> None:
             f"over-long datagram: {length - expected} octets of {what} at offset {expected} "
             f"after the UID{'s' if fmt is Fmt.RANGE else ''} (Fmt {fmt.name.lower()}), "
             f"expected {expected} octets in all",
-            "UID 2" if fmt is not Fmt.RANGE else "UID",
+            "UID 2" if fmt is not Fmt.RANGE else "UID Len 2",
             expected,
         )
 
