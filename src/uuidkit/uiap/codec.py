@@ -124,7 +124,11 @@ def encode(message: Message) -> bytes:
     return b"".join((header, *(uid.data for uid in space.uids)))
 
 
-def decode(data: bytes, *, domains: Mapping[DomainID, NumberSpace] | None = None) -> Message:
+def decode(
+    data: bytes | bytearray | memoryview,
+    *,
+    domains: Mapping[DomainID, NumberSpace] | None = None,
+) -> Message:
     """The message in ``data``, validated; raises only :class:`DecodeError` for bad input.
 
     ``domains`` maps DIDs to their number spaces; a message in a listed domain is also
@@ -135,20 +139,20 @@ def decode(data: bytes, *, domains: Mapping[DomainID, NumberSpace] | None = None
     """
     if not isinstance(data, bytes | bytearray | memoryview):
         raise DecodeError(f"datagram: expected bytes, found {type(data).__name__}", None, 0)
-    data = bytes(data)
-    if not data:
+    datagram = bytes(data)
+    if not datagram:
         raise DecodeError("truncated datagram: empty, Version expected at offset 0", "Version", 0)
-    if data[0] != UIAP_VERSION:
+    if datagram[0] != UIAP_VERSION:
         # UIAP §4.1: "UIAP devices MAY silently discard UIAP messages with unknown version
         # numbers": a distinct error, so an engine can count these apart.
         raise UnsupportedVersion(
-            f"Version: unsupported version {data[0]} at offset 0, expected {UIAP_VERSION}",
+            f"Version: unsupported version {datagram[0]} at offset 0, expected {UIAP_VERSION}",
             "Version",
             0,
         )
-    if len(data) < HEADER_LENGTH_OCTETS:
-        _raise_truncated_header(len(data))
-    fields = _HEADER.unpack_from(data)
+    if len(datagram) < HEADER_LENGTH_OCTETS:
+        _raise_truncated_header(len(datagram))
+    fields = _HEADER.unpack_from(datagram)
     message_type = _decode_type(fields[1])
     device_id = fields[5]
     if device_id == 0:
@@ -159,7 +163,7 @@ def decode(data: bytes, *, domains: Mapping[DomainID, NumberSpace] | None = None
             _OFFSET_DEVICE_ID,
         )
     domain = DomainID.from_wire(fields[8])
-    space = _decode_space(data, fields[10], fields[11], fields[12], domain)
+    space = _decode_space(datagram, fields[10], fields[11], fields[12], domain)
     if domains is not None and domain in domains:
         _check_domain_rules(domains[domain], space)
     return Message(
