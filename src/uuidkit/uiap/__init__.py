@@ -11,7 +11,14 @@ References: draft-white-zeroconf-uiap-00 §2.2, §3.2, §4.1, §6, §6.1, §10.
 
 from __future__ import annotations
 
-from uuidkit.errors import DecodeError, DomainIDError, SpaceError, UIAPError, UnsupportedVersion
+from uuidkit.errors import (
+    DecodeError,
+    DomainIDError,
+    EngineError,
+    SpaceError,
+    UIAPError,
+    UnsupportedVersion,
+)
 from uuidkit.uiap.codec import decode, encode
 from uuidkit.uiap.constants import (
     DEFAULT_MULTICAST,
@@ -31,6 +38,29 @@ from uuidkit.uiap.constants import (
     MulticastConfig,
 )
 from uuidkit.uiap.domain import AllocatingAuthority, DomainID, DomainIDPattern
+from uuidkit.uiap.engine import (
+    LIFETIME_INFINITE,
+    MULTICAST,
+    Engine,
+    EngineConfig,
+    EngineStats,
+    Multicast,
+    Transmit,
+)
+from uuidkit.uiap.events import (
+    ClaimDefended,
+    ClaimExpired,
+    ClaimFailed,
+    ClaimSucceeded,
+    DeviceIDConflictSuspected,
+    DropReason,
+    Event,
+    FailureReason,
+    MessageDropped,
+    ProxyDefended,
+    ProxyDefenseEnded,
+    ProxyDefenseStarted,
+)
 from uuidkit.uiap.message import Message, MessageID, MessageType, next_sequence, sequence_distance
 from uuidkit.uiap.space import (
     UID,
@@ -47,8 +77,10 @@ from uuidkit.uiap.space import (
 __all__ = [
     "DEFAULT_MULTICAST",
     "HEADER_LENGTH_OCTETS",
+    "LIFETIME_INFINITE",
     "MAX_DATAGRAM_OCTETS",
     "MAX_UID_OCTETS",
+    "MULTICAST",
     "UIAP_CLAIM_PERIOD_S",
     "UIAP_CLAIM_PORT",
     "UIAP_CLAIM_TIMEOUT_S",
@@ -62,19 +94,37 @@ __all__ = [
     "UID",
     "Alignment",
     "AllocatingAuthority",
+    "ClaimDefended",
+    "ClaimExpired",
+    "ClaimFailed",
+    "ClaimSucceeded",
     "DataType",
     "DecodeError",
+    "DeviceIDConflictSuspected",
     "DomainID",
     "DomainIDError",
     "DomainIDPattern",
+    "DropReason",
+    "Engine",
+    "EngineConfig",
+    "EngineError",
+    "EngineStats",
+    "Event",
+    "FailureReason",
     "Fmt",
     "Justification",
     "Message",
+    "MessageDropped",
     "MessageID",
     "MessageType",
+    "Multicast",
     "MulticastConfig",
     "NumberSpace",
+    "ProxyDefended",
+    "ProxyDefenseEnded",
+    "ProxyDefenseStarted",
     "SpaceError",
+    "Transmit",
     "UIAPError",
     "UIDKey",
     "UIDSpace",

@@ -1,0 +1,154 @@
+"""The life of one of this device's own claims, as a table of data.
+
+Rules (UIAP §2.4.1, §2.4.6, §4.2.2.2, §4.3.2, §4.4, §4.5.2):
+
+* A claim whose space conflicts with a claim already on this device fails before it
+  sends anything (§2.4.1).
+* A claim starts ``ATTEMPTING``: it sends a Claim-Attempt flood, waits UIAP_CLAIM_PERIOD,
+  and repeats until it has sent ``claim_attempts`` floods (``reclaim_attempts`` for a
+  reclaim); then it is ``WAITING`` for UIAP_CLAIM_TIMEOUT. ``ATTEMPTING`` and ``WAITING``
+  are "in progress": a conflicting Claim-Attempt is resolved by the R-flag rules.
+* If the timeout passes with no Claim-Deny the claim is ``HELD`` (success): the device
+  denies every conflicting Claim-Attempt until the lifetime ends (``EXPIRED``).
+* A Claim-Deny for one of the claim's attempts, or losing a simultaneous claim, while in
+  progress makes it ``FAILED``. Once a result is returned, Claim-Denies are discarded.
+* A reclaim of a ``HELD`` claim takes it back to ``ATTEMPTING`` (with R set); it stays
+  defended meanwhile, by the simultaneous-claim rules, which favour a reclaim.
+* ``release`` ends any claim that has not ended (``RELEASED``); no event is reported.
+* ``FAILED``, ``EXPIRED`` and ``RELEASED`` are final.
+
+A pair (state, trigger) missing from :data:`TRANSITIONS` cannot happen: the engine only
+fires triggers that the current state lists, and raises ``AssertionError`` otherwise (a bug).
+
+References: UIAP §2.4.1, §2.4.6, §4.2.2.2, §4.3.2, §4.4, §4.5.2; DESIGN.md example 6.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Final
+
+from uuidkit.uiap.domain import DomainID
+from uuidkit.uiap.space import UIDSpace
+
+__all__ = [
+    "DEFENDED",
+    "IN_PROGRESS",
+    "TRANSITIONS",
+    "ClaimState",
+    "OwnClaim",
+    "Trigger",
+    "next_state",
+]
+
+
+class ClaimState(enum.Enum):
+    """Where one of this device's claims stands."""
+
+    ATTEMPTING = "attempting"
+    WAITING = "waiting"
+    HELD = "held"
+    FAILED = "failed"
+    EXPIRED = "expired"
+    RELEASED = "released"
+
+
+class Trigger(enum.Enum):
+    """What moves a claim from one state to the next."""
+
+    #: UIAP_CLAIM_PERIOD elapsed and another Claim-Attempt flood is due.
+    SEND_NEXT_ATTEMPT = "send-next-attempt"
+    #: UIAP_CLAIM_PERIOD elapsed after the last flood: start UIAP_CLAIM_TIMEOUT.
+    ATTEMPTS_DONE = "attempts-done"
+    #: UIAP_CLAIM_TIMEOUT elapsed with no Claim-Deny (§2.4.1 "Succeed").
+    TIMEOUT = "timeout"
+    #: A Claim-Deny matched one of this claim's Claim-Attempts (§4.3.2).
+    DENY = "deny"
+    #: A conflicting Claim-Attempt won the R-flag resolution (§4.2.2.2).
+    LOST_SIMULTANEOUS = "lost-simultaneous"
+    #: The application re-verifies a held claim with a reclaim (§4.4).
+    RECLAIM = "reclaim"
+    #: The lifetime of a held claim ended (§4.5.2).
+    LIFETIME_END = "lifetime-end"
+    #: The application released the claim.
+    RELEASE = "release"
+    #: The space conflicts with a claim already on this device (§2.4.1): fail at once.
+    LOCAL_CONFLICT = "local-conflict"
+
+
+_S = ClaimState
+_T = Trigger
+
+#: (state, trigger) -> next state. The whole state machine; docs/uiap.md draws it.
+TRANSITIONS: Final[dict[tuple[ClaimState, Trigger], ClaimState]] = {
+    (_S.ATTEMPTING, _T.LOCAL_CONFLICT): _S.FAILED,
+    (_S.ATTEMPTING, _T.SEND_NEXT_ATTEMPT): _S.ATTEMPTING,
+    (_S.ATTEMPTING, _T.ATTEMPTS_DONE): _S.WAITING,
+    (_S.ATTEMPTING, _T.DENY): _S.FAILED,
+    (_S.ATTEMPTING, _T.LOST_SIMULTANEOUS): _S.FAILED,
+    (_S.ATTEMPTING, _T.RELEASE): _S.RELEASED,
+    (_S.WAITING, _T.TIMEOUT): _S.HELD,
+    (_S.WAITING, _T.DENY): _S.FAILED,
+    (_S.WAITING, _T.LOST_SIMULTANEOUS): _S.FAILED,
+    (_S.WAITING, _T.RELEASE): _S.RELEASED,
+    (_S.HELD, _T.RECLAIM): _S.ATTEMPTING,
+    (_S.HELD, _T.LIFETIME_END): _S.EXPIRED,
+    (_S.HELD, _T.RELEASE): _S.RELEASED,
+}
+
+#: States in which the claim is "in progress" (no result returned yet): §4.2.2.2 applies.
+IN_PROGRESS: Final[frozenset[ClaimState]] = frozenset({_S.ATTEMPTING, _S.WAITING})
+
+#: States in which the claim is defended against other devices' Claim-Attempts.
+DEFENDED: Final[frozenset[ClaimState]] = frozenset({_S.ATTEMPTING, _S.WAITING, _S.HELD})
+
+
+def next_state(state: ClaimState, trigger: Trigger) -> ClaimState:
+    """The state after ``trigger`` fires in ``state`` (a missing pair is an engine bug).
+
+    References: UIAP §2.4.1, §4.2.2.2, §4.3.2, §4.4.
+    """
+    following = TRANSITIONS.get((state, trigger))
+    assert following is not None, f"no transition for {trigger.name} in {state.name}"
+    return following
+
+
+@dataclass(slots=True)
+class OwnClaim:
+    """One claim this device makes or holds, with its progress.
+
+    ``lifetime`` is in seconds (``LIFETIME_INFINITE`` for ever); ``expires`` and
+    ``deadline`` are engine times in seconds. ``run`` counts attempt runs (the first
+    claim, then each reclaim), so a late Claim-Deny for an earlier run cannot fail a
+    later one.
+
+    References: UIAP §2.4.1, §4.1 (Claim Reference Number), §4.4, §4.5.2.
+    """
+
+    handle: int
+    domain: DomainID
+    space: UIDSpace
+    lifetime: int
+    proxy: bool
+    reclaim: bool
+    state: ClaimState = ClaimState.ATTEMPTING
+    attempts_sent: int = 0
+    run: int = 0
+    deadline: float | None = None
+    expires: float | None = None
+
+    @property
+    def in_progress(self) -> bool:
+        """True until a result has been returned for the current run."""
+        return self.state in IN_PROGRESS
+
+    @property
+    def defended(self) -> bool:
+        """True while this device denies conflicting Claim-Attempts for this claim."""
+        return self.state in DEFENDED
+
+    def fire(self, trigger: Trigger) -> ClaimState:
+        """Apply ``trigger`` from :data:`TRANSITIONS` and return the new state."""
+        self.state = next_state(self.state, trigger)
+        return self.state

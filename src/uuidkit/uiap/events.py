@@ -1,0 +1,221 @@
+"""What a UIAP engine tells its caller: typed, frozen events drained by ``Engine.next_event()``.
+
+Every event is a frozen dataclass, so a caller can match on it::
+
+    while (event := engine.next_event()) is not None:
+        match event:
+            case ClaimSucceeded(claim=handle):
+                ...
+
+``claim`` fields are the integer handles returned by ``Engine.claim``. ``interface`` and
+``source`` fields are the opaque keys the caller passed to ``receive_datagram``.
+
+References: draft-white-zeroconf-uiap-00 (UIAP) §2.1.1, §2.4, §4.2.2, §4.3.2, §5.1, §9.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from uuidkit.uiap.domain import DomainID
+from uuidkit.uiap.space import UIDSpace
+
+__all__ = [
+    "ClaimDefended",
+    "ClaimExpired",
+    "ClaimFailed",
+    "ClaimSucceeded",
+    "DeviceIDConflictSuspected",
+    "DropReason",
+    "Event",
+    "FailureReason",
+    "MessageDropped",
+    "ProxyDefended",
+    "ProxyDefenseEnded",
+    "ProxyDefenseStarted",
+]
+
+
+class FailureReason(enum.Enum):
+    """Why a claim failed.
+
+    References: UIAP §2.4.1, §2.4.6, §4.2.2.2, §4.3.2.
+    """
+
+    #: A Claim-Deny for one of this claim's Claim-Attempts arrived while it was in progress.
+    DENIED = "denied"
+    #: A conflicting Claim-Attempt of the same kind (new/new or reclaim/reclaim) arrived
+    #: while this claim was in progress; both sides deny and fail (§4.2.2.2).
+    SIMULTANEOUS_CLAIM = "simultaneous-claim"
+    #: This new claim met a conflicting reclaim, and the reclaim takes precedence (§4.2.2.2).
+    PREEMPTED_BY_RECLAIM = "preempted-by-reclaim"
+    #: The space conflicts with a claim this device already holds, claims or proxy-defends
+    #: (§2.4.1: "a claim will immediately fail if a conflicting claim already exits on the
+    #: local device").
+    LOCAL_CONFLICT = "local-conflict"
+
+
+class DropReason(enum.Enum):
+    """Why a received datagram was not (or not fully) acted on.
+
+    References: UIAP §2.4.2, §2.4.4, §4.1, §4.2.2.1, §4.3.2, §9.
+    """
+
+    #: Not a valid UIAP message (the decoder raised ``DecodeError``).
+    MALFORMED = "malformed"
+    #: A well-formed header with a Version this engine does not speak (§4.1: MAY discard).
+    UNSUPPORTED_VERSION = "unsupported-version"
+    #: Arrived on an interface that was never added, or has been removed.
+    UNKNOWN_INTERFACE = "unknown-interface"
+    #: A Claim-Attempt whose Message ID is already recorded, including a copy arriving on
+    #: a second interface and this device's own flood coming back (§4.2.2.1, §4.2.2.3).
+    DUPLICATE = "duplicate"
+    #: This device's own Message ID, no longer recorded (the flood record has expired).
+    OWN_MESSAGE = "own-message"
+    #: A Claim-Deny whose Message ID matches no recorded Claim-Attempt (§4.3.2).
+    DENY_UNMATCHED = "deny-unmatched"
+    #: A second Claim-Deny for the same Claim-Attempt (§4.3.2: at most one per attempt).
+    DENY_ALREADY_SENT = "deny-already-sent"
+    #: A Claim-Deny for this device's own claim after its result was returned (§4.3.2).
+    DENY_AFTER_RESULT = "deny-after-result"
+    #: A Claim-Deny with Hop Limit 0: processed, but it MUST NOT be forwarded (§4.1).
+    DENY_HOP_LIMIT = "deny-hop-limit"
+    #: A Claim-Deny to forward out an interface that has been removed since.
+    DENY_INTERFACE_GONE = "deny-interface-gone"
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimSucceeded:
+    """The claim timed out with no Claim-Deny: the space is unique on this site, now.
+
+    ``expires`` is when this device stops defending it (``None``: infinite lifetime).
+
+    References: UIAP §2.4.1, §2.1.1, §4.5.2.
+    """
+
+    claim: int
+    domain: DomainID
+    space: UIDSpace
+    expires: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimFailed:
+    """The claim failed (``reason`` says why); the device does not defend the space.
+
+    References: UIAP §2.4.1, §2.4.6, §4.2.2.2, §4.3.2.
+    """
+
+    claim: int
+    reason: FailureReason
+    domain: DomainID
+    space: UIDSpace
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimExpired:
+    """A held claim reached the end of its lifetime and is no longer defended.
+
+    References: UIAP §2.1.1, §4.5.2.
+    """
+
+    claim: int
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimDefended:
+    """This device sent a Claim-Deny to defend one of its own claims.
+
+    ``originator`` and ``sequence`` form the Message ID of the denied Claim-Attempt.
+
+    References: UIAP §2.4.2, §2.4.5, §4.2.2.1, §4.2.2.2, §4.3.
+    """
+
+    claim: int
+    originator: int
+    sequence: int
+
+
+@dataclass(frozen=True, slots=True)
+class ProxyDefenseStarted:
+    """This device started defending another device's claim (a Claim-Attempt with X and R).
+
+    ``expires`` is the lifetime measured from receipt (``None``: infinite lifetime).
+
+    References: UIAP §5.1, §4.5.2.
+    """
+
+    claimant: int
+    domain: DomainID
+    space: UIDSpace
+    expires: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ProxyDefenseEnded:
+    """Proxy defense of ``claimant``'s claim ended because its lifetime ran out.
+
+    References: UIAP §5.1 ("MUST stop defending a claim once the lifetime ... expires").
+    """
+
+    claimant: int
+    domain: DomainID
+    space: UIDSpace
+
+
+@dataclass(frozen=True, slots=True)
+class ProxyDefended:
+    """This device sent a Claim-Deny on behalf of ``claimant`` (proxy defense).
+
+    ``originator`` and ``sequence`` form the Message ID of the denied Claim-Attempt.
+
+    References: UIAP §5.1.
+    """
+
+    claimant: int
+    originator: int
+    sequence: int
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDropped:
+    """A received datagram was dropped (``reason``); it is also counted in ``Engine.stats``.
+
+    References: UIAP §2.4.2, §2.4.4, §4.1, §4.2.2.1, §4.3.2; DESIGN.md example 10.
+    """
+
+    reason: DropReason
+    interface: Hashable
+    source: Hashable
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceIDConflictSuspected:
+    """A message carries this device's ID as originator but this device never sent it.
+
+    ``resequenced`` is true when its sequence number was close to this device's, so the
+    device moved its own sequence number away (UIAP §9 MAY).
+
+    References: UIAP §9.
+    """
+
+    sequence: int
+    interface: Hashable
+    source: Hashable
+    resequenced: bool
+
+
+Event: TypeAlias = (
+    ClaimSucceeded
+    | ClaimFailed
+    | ClaimExpired
+    | ClaimDefended
+    | ProxyDefenseStarted
+    | ProxyDefenseEnded
+    | ProxyDefended
+    | MessageDropped
+    | DeviceIDConflictSuspected
+)

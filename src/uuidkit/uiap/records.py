@@ -1,0 +1,213 @@
+"""What a UIAP engine remembers: flood records, proxy records, sequence numbers, deadlines.
+
+These are plain data structures with no protocol decisions; ``uuidkit.uiap.engine`` makes
+the decisions.
+
+References: UIAP §2.4.2, §4.2.2.1, §4.2.2.3, §4.5.1, §5.1, §9.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import OrderedDict
+from collections.abc import Hashable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias
+
+from uuidkit.uiap.constants import SEQUENCE_MODULUS
+from uuidkit.uiap.domain import DomainID
+from uuidkit.uiap.message import MessageID, next_sequence, sequence_distance
+from uuidkit.uiap.space import UIDSpace
+
+if TYPE_CHECKING:
+    import random
+
+__all__ = [
+    "FloodRecord",
+    "FloodTable",
+    "ProxyRecord",
+    "SequenceNumbers",
+    "TimerKey",
+    "TimerQueue",
+]
+
+
+@dataclass(slots=True)
+class FloodRecord:
+    """One remembered Claim-Attempt (UIAP §2.4.2 "Store message record").
+
+    ``interface`` and ``sender`` are where the FIRST copy came from (§4.2.2.1 "MUST
+    remember the sender of the first copy"); both are ``None`` for a flood this device
+    originated (§4.2.2.3). ``own_claim``/``own_run`` link an own flood to its claim.
+    Times are engine seconds.
+
+    References: UIAP §2.4.2, §4.2.2.1, §4.2.2.3, §4.3.2.
+    """
+
+    message_id: MessageID
+    interface: Hashable | None
+    sender: Hashable | None
+    first_received: float
+    last_received: float
+    deny_sent: bool = False
+    own_claim: int | None = None
+    own_run: int = 0
+
+
+class FloodTable:
+    """Flood records by Message ID, forgotten ``lifetime`` seconds after the last copy.
+
+    The draft's "X seconds" (§4.2.2.1) is measured from the last copy received, since
+    §2.4.2 updates a "last received time" on every copy and gives it no other use. Records
+    are kept in order of last receipt, so expiry is a scan from the front.
+
+    References: UIAP §2.4.2, §4.2.2.1.
+    """
+
+    __slots__ = ("_records", "lifetime")
+
+    def __init__(self, lifetime: float) -> None:
+        self.lifetime = lifetime
+        self._records: OrderedDict[MessageID, FloodRecord] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __iter__(self) -> Iterator[FloodRecord]:
+        return iter(self._records.values())
+
+    def get(self, message_id: MessageID) -> FloodRecord | None:
+        """The record of ``message_id``, or ``None`` when it is not (or no longer) known."""
+        return self._records.get(message_id)
+
+    def add(self, record: FloodRecord) -> None:
+        """Remember a new flood (the caller checked it is not known)."""
+        self._records[record.message_id] = record
+
+    def touch(self, record: FloodRecord, now: float) -> None:
+        """Another copy of a known flood arrived: update its last-received time (§2.4.2)."""
+        record.last_received = now
+        self._records.move_to_end(record.message_id)
+
+    def expire(self, now: float) -> None:
+        """Forget every record whose last copy arrived ``lifetime`` or more seconds ago."""
+        records = self._records
+        horizon = now - self.lifetime
+        while records:
+            oldest = next(iter(records.values()))
+            if oldest.last_received > horizon:
+                return
+            del records[oldest.message_id]
+
+
+@dataclass(slots=True)
+class ProxyRecord:
+    """A claim this device defends for another device (UIAP §5.1).
+
+    Keyed by (claimant, Claim Reference Number, Domain ID): the reference number
+    "identifies a particular claim (not a flood)" (§4.1), so a later Claim-Attempt of the
+    same claim replaces the record (§5.1 leaves the choice open). ``expires`` is engine
+    seconds, or ``None`` for an infinite lifetime.
+
+    References: UIAP §4.1, §4.5.2, §5.1.
+    """
+
+    claimant: int
+    reference: int
+    domain: DomainID
+    space: UIDSpace
+    expires: float | None
+
+    @property
+    def key(self) -> tuple[int, int, DomainID]:
+        """The identity of the claim this record defends."""
+        return (self.claimant, self.reference, self.domain)
+
+
+class SequenceNumbers:
+    """This device's flood sequence numbers: random start, +1 per flood, wrapping at 2**32.
+
+    It also answers "did this device ever send sequence number ``n``?" for the device-ID
+    conflict check of §9, by keeping the runs of numbers issued (one run, plus one per
+    jump away from a conflicting device).
+
+    References: UIAP §4.5.1, §9.
+    """
+
+    __slots__ = ("_runs", "current")
+
+    def __init__(self, rng: random.Random) -> None:
+        # §4.5.1: "On initialisation, the UIAP device chooses a random sequence number
+        # from the available range."
+        self.current = rng.getrandbits(32)
+        #: [first, count] of each run of issued numbers.
+        self._runs: list[list[int]] = [[self.current, 0]]
+
+    def issue(self) -> int:
+        """The sequence number for a new flood.
+
+        §4.5.1: "Each time the device initiates a Claim-Attempt flood, it MUST increment
+        the sequence number" and "Sequence numbers wrap when they overflow the 32 bit
+        field". The first flood uses the random start itself.
+        """
+        run = self._runs[-1]
+        if run[1]:
+            self.current = next_sequence(self.current)
+        run[1] += 1
+        return self.current
+
+    def was_issued(self, sequence: int) -> bool:
+        """True when this device has sent a flood with ``sequence``."""
+        return any(sequence_distance(first, sequence) < count for first, count in self._runs)
+
+    def distance(self, sequence: int) -> int:
+        """Circular distance from the current number to ``sequence`` (0 .. 2**31)."""
+        forward = sequence_distance(self.current, sequence)
+        return min(forward, sequence_distance(sequence, self.current))
+
+    def jump(self, rng: random.Random) -> None:
+        """Move forward by 2**30 .. 2**31-1, away from a device sharing our ID (§9 MAY).
+
+        A forward step under 2**31 keeps the numbers increasing in serial-number
+        arithmetic (RFC 1982 §3.1), as §4.5.1 requires ("monotonically increasing").
+        """
+        step = rng.randrange(1 << 30, 1 << 31)
+        self.current = (self.current + step) % SEQUENCE_MODULUS
+        self._runs.append([self.current, 0])
+
+
+#: What a deadline is for: ("claim", handle) or ("proxy", ProxyRecord key).
+TimerKey: TypeAlias = tuple[str, Hashable]
+
+
+class TimerQueue:
+    """Deadlines in a heap; entries whose owner moved on are skipped by the caller.
+
+    Each entry is (deadline, insertion order, key); the insertion order makes ties
+    deterministic (first scheduled, first handled).
+    """
+
+    __slots__ = ("_counter", "_heap")
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, TimerKey]] = []
+        self._counter = 0
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+    def push(self, deadline: float, key: TimerKey) -> None:
+        """Schedule ``key`` at ``deadline`` (engine seconds)."""
+        self._counter += 1
+        heapq.heappush(self._heap, (deadline, self._counter, key))
+
+    def peek(self) -> tuple[float, TimerKey] | None:
+        """The earliest (deadline, key), or ``None`` when empty."""
+        if not self._heap:
+            return None
+        deadline, _, key = self._heap[0]
+        return deadline, key
+
+    def pop(self) -> None:
+        """Remove the earliest entry."""
+        heapq.heappop(self._heap)
