@@ -1,0 +1,449 @@
+"""A deterministic discrete-event simulator that runs one UIAP engine per device.
+
+Virtual time only: a heap of ``(time, sequence, kind, ...)`` entries, popped in order. Three
+kinds of entry exist: a datagram arriving at a device, a device's engine timer, and a
+scheduled action (a claim, a partition, a crash...). After every call into an engine the
+simulator drains it (``datagrams_to_send``, ``next_event``) and re-arms one timer at
+``get_timer()``, exactly as the asyncio adapter re-arms one ``loop.call_at``
+(DESIGN.md example 7). A timer entry whose deadline is no longer the engine's is stale and
+skipped, so nothing is ever removed from the heap.
+
+Randomness: one ``random.Random(seed)`` drives the links and seeds each engine's own
+``random.Random`` when the device starts, so a seed replays a run exactly.
+
+Addresses: a device's link-local address is its device number on every link (as an
+EUI-64-derived link-local address is the same on every interface); an interface key is the
+link's name.
+
+References: UIAP §2.4 (the device behaviour driven here), §4.2.2.1, §4.3.2 (next-hop
+unicast), §2.1.2 (merges), §5.1 (a claimant that leaves the site); DESIGN.md examples 7-9.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import random
+from collections import Counter
+from collections.abc import Callable, Hashable
+from typing import Any, Final, Protocol
+
+from uuidkit.errors import SimulationError
+from uuidkit.testing.network import DROP_LINK_DOWN, LinkConfig, Network
+from uuidkit.testing.report import ClaimOutcome, ClaimRecord, Report, build_report
+from uuidkit.testing.topologies import Topology
+from uuidkit.uiap.engine import MULTICAST, Engine, EngineConfig
+from uuidkit.uiap.events import ClaimExpired, ClaimFailed, ClaimSucceeded, MessageDropped
+from uuidkit.uiap.space import spaces_overlap
+
+__all__ = [
+    "DROP_DEVICE_DOWN",
+    "ConflictTest",
+    "Device",
+    "EngineFactory",
+    "EngineLike",
+    "Simulator",
+    "TransmitLike",
+    "claims_conflict",
+    "engine_factory",
+]
+
+#: A datagram that arrived while its receiver was crashed.
+DROP_DEVICE_DOWN = "network: receiver down"
+
+_DELIVER = 0
+_TIMER = 1
+_ACTION = 2
+
+
+class TransmitLike(Protocol):
+    """What ``datagrams_to_send`` returns: ``Transmit(interface, destination, data)``."""
+
+    @property
+    def interface(self) -> Hashable: ...
+    @property
+    def destination(self) -> Hashable: ...
+    @property
+    def data(self) -> bytes: ...
+
+
+class EngineLike(Protocol):
+    """The sans-I/O engine API the simulator drives (``uuidkit.uiap.engine.Engine``).
+
+    References: DESIGN.md example 7; UIAP §2.4.
+    """
+
+    def add_interface(self, interface: Hashable) -> None: ...
+    def remove_interface(self, interface: Hashable) -> None: ...
+    def claim(
+        self,
+        domain: Any,
+        space: Any,
+        lifetime: int,
+        now: float,
+        *,
+        reclaim: bool = False,
+        proxy: bool = False,
+    ) -> int: ...
+    def release(self, claim: int, now: float) -> None: ...
+    def receive_datagram(
+        self, data: bytes, interface: Hashable, source: Hashable, now: float
+    ) -> None: ...
+    def handle_timer(self, now: float) -> None: ...
+    def get_timer(self) -> float | None: ...
+    def datagrams_to_send(self) -> list[Any]: ...
+    def next_event(self) -> object | None: ...
+
+
+#: ``(device_id, rng) -> engine``; device_id is the 64-bit Originating Device ID.
+EngineFactory = Callable[[int, random.Random], EngineLike]
+#: ``(domain_a, space_a, domain_b, space_b) -> True when the two claims conflict``.
+ConflictTest = Callable[[Any, Any, Any, Any], bool]
+
+
+class Device:
+    """One simulated device: its engine, whether it runs, its timer and its claims."""
+
+    __slots__ = ("alive", "armed", "device_id", "engine", "holds", "index", "records")
+
+    def __init__(self, index: int, device_id: int, engine: EngineLike) -> None:
+        self.index = index
+        self.device_id = device_id
+        self.engine = engine
+        self.alive = True
+        #: The deadline of the timer entry currently in the heap for this device.
+        self.armed: float | None = None
+        #: Claims this device's application believes it holds, by engine handle.
+        self.holds: dict[int, ClaimRecord] = {}
+        #: Every claim issued to the current engine, by engine handle.
+        self.records: dict[int, ClaimRecord] = {}
+
+
+def engine_factory(config: EngineConfig | None = None) -> EngineFactory:
+    """A factory of real :class:`uuidkit.uiap.engine.Engine` objects with ``config``.
+
+    References: UIAP §10 (the defaults of :class:`EngineConfig`).
+    """
+    chosen = config or EngineConfig()
+
+    def make(device_id: int, rng: random.Random) -> EngineLike:
+        return Engine(device_id, rng, chosen)
+
+    return make
+
+
+def claims_conflict(domain_a: Any, space_a: Any, domain_b: Any, space_b: Any) -> bool:
+    """The engine's conflict test: same Domain ID and intersecting UID spaces.
+
+    References: UIAP §4.2.2.1 ("same DID and intersecting UID space"), §3.2.4.
+    """
+    return bool(domain_a == domain_b and spaces_overlap(space_a, space_b, domain_a))
+
+
+_DEFAULT_ENGINE_FACTORY: Final = engine_factory()
+
+
+class Simulator:
+    """Many engines over a :class:`Topology`, in virtual time, from one seed.
+
+    Schedule claims and network changes with the methods below (each takes ``at``, a
+    virtual time in seconds), then :meth:`run`. ``engine_factory`` and ``multicast``
+    default to :class:`uuidkit.uiap.engine.Engine` and its ``MULTICAST`` sentinel; tests may
+    pass an engine of the same API. ``conflicts`` decides when two claims overlap (default:
+    same Domain ID and overlapping UID spaces, UIAP §3.2.4).
+
+    References: UIAP §2.4, §3, §2.1.2; DESIGN.md examples 7-9.
+    """
+
+    def __init__(
+        self,
+        topology: Topology,
+        *,
+        seed: int = 0,
+        link: LinkConfig | None = None,
+        engine_factory: EngineFactory | None = None,
+        multicast: object = MULTICAST,
+        conflicts: ConflictTest | None = None,
+        device_ids: list[int] | None = None,
+    ) -> None:
+        self.topology = topology
+        self.seed = seed
+        self.random = random.Random(seed)
+        self.network = Network(topology, link or LinkConfig(), self.random)
+        self.now = 0.0
+        self.events = 0
+        self.messages = 0
+        self.records: list[ClaimRecord] = []
+        self.engine_drops: Counter[str] = Counter()
+        self.event_counts: Counter[str] = Counter()
+        self._factory = engine_factory or _DEFAULT_ENGINE_FACTORY
+        self._multicast = multicast
+        self._conflicts = conflicts or claims_conflict
+        self._heap: list[tuple[float, int, int, Any, Any, Any, Any]] = []
+        self._sequence = itertools.count()
+        self._fan_out: list[tuple[int, float]] = []
+        ids = device_ids or [index + 1 for index in range(topology.devices)]
+        if len(ids) != topology.devices:
+            raise SimulationError(
+                f"device_ids: expected {topology.devices} IDs, found {len(ids)}", "device_ids"
+            )
+        self.devices = [
+            Device(index, ids[index], self._start_engine(index, ids[index]))
+            for index in range(topology.devices)
+        ]
+
+    # -- scheduling -------------------------------------------------------------------
+
+    def at(self, time: float, action: Callable[[], None]) -> None:
+        """Run ``action()`` at virtual ``time`` (seconds), after entries already due then."""
+        if time < self.now:
+            raise SimulationError(f"cannot schedule at {time} s: now is {self.now} s", "at")
+        heapq.heappush(self._heap, (time, next(self._sequence), _ACTION, action, None, None, None))
+
+    def claim(
+        self,
+        device: int,
+        domain: Any,
+        space: Any,
+        *,
+        at: float = 0.0,
+        lifetime: int = 3600,
+        reclaim: bool = False,
+        proxy: bool = False,
+    ) -> ClaimRecord:
+        """Schedule ``device``'s application to claim ``space`` at ``at``; the returned record
+        fills in with the outcome as the run proceeds.
+
+        References: UIAP §2.4.1, §4.4 (reclaim), §5.1 (proxy enable).
+        """
+        self._device(device)
+        record = ClaimRecord(device, domain, space, lifetime, reclaim, proxy, at)
+        self.records.append(record)
+        self.at(at, lambda: self._issue_claim(record))
+        return record
+
+    def release(self, record: ClaimRecord, *, at: float) -> None:
+        """Schedule the application to give up a claim (the engine stops defending it)."""
+        self.at(at, lambda: self._release(record))
+
+    def partition(self, link: str, *, at: float) -> None:
+        """Take ``link`` down at ``at``: copies on it, and in flight on it, are lost."""
+        self.network.link(link)
+        self.at(at, lambda: self.network.set_up(link, False))
+
+    def merge(self, link: str, *, at: float) -> None:
+        """Bring ``link`` up at ``at``, merging the sites on either side (UIAP §2.1.2)."""
+        self.network.link(link)
+        self.at(at, lambda: self.network.set_up(link, True))
+
+    def configure_link(self, link: str, config: LinkConfig, *, at: float) -> None:
+        """Change ``link``'s impairments at ``at``."""
+        self.network.link(link)
+        self.at(at, lambda: self.network.configure(link, config))
+
+    def crash(self, device: int, *, at: float, keep_state: bool = False) -> None:
+        """Stop ``device`` at ``at``: it neither receives, sends nor fires timers. Unless
+        ``keep_state``, it loses its flood records and claims (its application forgets them);
+        with ``keep_state`` it comes back believing it still holds them (UIAP §2.1.2: a
+        device that "temporarily leaves the site")."""
+        self._device(device)
+        self.at(at, lambda: self._crash(device, keep_state))
+
+    def restart(self, device: int, *, at: float) -> None:
+        """Start a crashed ``device`` again at ``at``."""
+        self._device(device)
+        self.at(at, lambda: self._restart(device))
+
+    # -- running ----------------------------------------------------------------------
+
+    def run(self, until: float | None = None, *, max_events: int | None = None) -> Report:
+        """Process entries in time order until the heap is empty or the next is after
+        ``until``; returns the report so far. ``max_events`` bounds a run that never
+        settles (an engine that keeps re-arming a timer at the same instant)."""
+        heap = self._heap
+        pop = heapq.heappop
+        budget = max_events if max_events is not None else -1
+        while heap and (until is None or heap[0][0] <= until):
+            if budget == 0:
+                raise SimulationError(
+                    f"seed {self.seed}: more than {max_events} events by {self.now} s",
+                    "max_events",
+                )
+            budget -= 1
+            time, _, kind, a, b, c, d = pop(heap)
+            self.now = time
+            self.events += 1
+            if kind == _DELIVER:
+                self._deliver(a, b, c, d)
+            elif kind == _TIMER:
+                self._fire_timer(a, b)
+            else:
+                a()
+        if until is not None and until > self.now:
+            self.now = until
+        return self.report()
+
+    def report(self) -> Report:
+        """The report of everything that has happened so far."""
+        drops = Counter(self.network.drops)
+        drops.update(self.engine_drops)
+        return build_report(self.records, self.messages, drops, self.events, self.now)
+
+    # -- internals --------------------------------------------------------------------
+
+    def _device(self, index: int) -> Device:
+        if not 0 <= index < len(self.devices):
+            raise SimulationError(f"device {index} is not in 0..{len(self.devices) - 1}", "device")
+        return self.devices[index]
+
+    def _start_engine(self, index: int, device_id: int) -> EngineLike:
+        engine = self._factory(device_id, random.Random(self.random.getrandbits(64)))
+        for link in self.network.interfaces[index]:
+            engine.add_interface(link)
+        return engine
+
+    def _sync(self, device: Device) -> None:
+        engine = device.engine
+        for transmit in engine.datagrams_to_send():
+            self._transmit(device.index, transmit)
+        while (event := engine.next_event()) is not None:
+            self._on_event(device, event)
+        deadline = engine.get_timer()
+        if deadline is not None and deadline != device.armed:
+            device.armed = deadline
+            when = deadline if deadline > self.now else self.now
+            heapq.heappush(
+                self._heap, (when, next(self._sequence), _TIMER, device, deadline, None, None)
+            )
+
+    def _transmit(self, sender: int, transmit: Any) -> None:
+        self.messages += 1
+        link = self.network.links.get(transmit.interface)
+        if link is None:
+            raise SimulationError(
+                f"device {sender} sent on unknown interface {transmit.interface!r}", "interface"
+            )
+        destination = transmit.destination
+        out = self._fan_out
+        out.clear()
+        self.network.fan_out(
+            link, sender, None if destination is self._multicast else destination, out
+        )
+        now, heap, sequence, data = self.now, self._heap, self._sequence, transmit.data
+        for receiver, delay in out:
+            heapq.heappush(
+                heap, (now + delay, next(sequence), _DELIVER, receiver, link, sender, data)
+            )
+
+    def _deliver(self, receiver: int, link: Any, sender: int, data: bytes) -> None:
+        if not link.up:
+            self.network.drops[DROP_LINK_DOWN] += 1
+            return
+        device = self.devices[receiver]
+        if not device.alive:
+            self.network.drops[DROP_DEVICE_DOWN] += 1
+            return
+        device.engine.receive_datagram(data, link.name, sender, self.now)
+        self._sync(device)
+
+    def _fire_timer(self, device: Device, deadline: float) -> None:
+        if not device.alive or device.armed != deadline:
+            return
+        device.armed = None
+        device.engine.handle_timer(self.now)
+        self._sync(device)
+
+    def _on_event(self, device: Device, event: object) -> None:
+        if isinstance(event, ClaimSucceeded):
+            self._on_granted(device, event.claim, event.expires)
+        elif isinstance(event, ClaimFailed):
+            self._on_failed(device, event.claim, event.reason.value)
+        elif isinstance(event, ClaimExpired):
+            device.holds.pop(event.claim, None)
+        elif isinstance(event, MessageDropped):
+            self.engine_drops[f"engine: {event.reason.value}"] += 1
+        self.event_counts[type(event).__name__] += 1
+
+    def _on_granted(self, device: Device, handle: int, expires: float | None) -> None:
+        record = device.records.get(handle)
+        if record is None or record.outcome is not None:
+            return
+        record.decide(ClaimOutcome.GRANTED, self.now, None)
+        record.expires = expires
+        record.wrongly_granted = self._held_elsewhere(device, record)
+        device.holds[handle] = record
+
+    def _on_failed(self, device: Device, handle: int, reason: str) -> None:
+        record = device.records.get(handle)
+        if record is None or record.outcome is not None:
+            return
+        record.decide(ClaimOutcome.DENIED, self.now, reason)
+        if record.reclaim:
+            # A failed reclaim tells the application its space is no longer its own
+            # (UIAP §2.4.6: "Interrupt current claim and Fail"): it stops using it.
+            for handle_held, held in list(device.holds.items()):
+                if self._conflicts(held.domain, held.space, record.domain, record.space):
+                    del device.holds[handle_held]
+                    device.engine.release(handle_held, self.now)
+
+    def _held_elsewhere(self, device: Device, record: ClaimRecord) -> bool:
+        conflicts, now = self._conflicts, self.now
+        for other in self.devices:
+            if other is device:
+                continue
+            for held in other.holds.values():
+                # A hold past its lifetime is over even if its engine (crashed) never said so.
+                if held.expires is not None and held.expires <= now:
+                    continue
+                if conflicts(held.domain, held.space, record.domain, record.space):
+                    return True
+        return False
+
+    def _issue_claim(self, record: ClaimRecord) -> None:
+        device = self.devices[record.device]
+        if not device.alive:
+            record.decide(ClaimOutcome.LOST, self.now, "device down")
+            return
+        record.issued = self.now
+        record.conflicting = self._held_elsewhere(device, record)
+        handle = device.engine.claim(
+            record.domain,
+            record.space,
+            record.lifetime,
+            self.now,
+            reclaim=record.reclaim,
+            proxy=record.proxy,
+        )
+        record.handle = handle
+        device.records[handle] = record
+        self._sync(device)
+
+    def _release(self, record: ClaimRecord) -> None:
+        device = self.devices[record.device]
+        if (
+            record.handle is None
+            or not device.alive
+            or device.records.get(record.handle) is not record
+        ):
+            return
+        device.holds.pop(record.handle, None)
+        device.engine.release(record.handle, self.now)
+        self._sync(device)
+
+    def _crash(self, index: int, keep_state: bool) -> None:
+        device = self.devices[index]
+        device.alive = False
+        device.armed = None
+        if not keep_state:
+            for record in device.records.values():
+                if record.outcome is None:
+                    record.decide(ClaimOutcome.LOST, self.now, "device crashed")
+            device.holds.clear()
+            device.records.clear()
+            device.engine = self._start_engine(index, device.device_id)
+
+    def _restart(self, index: int) -> None:
+        device = self.devices[index]
+        if not device.alive:
+            device.alive = True
+            self._sync(device)
