@@ -79,6 +79,8 @@ def pack_frame(version: int, high48: int, mid12: int, low62: int) -> int:
 
     References: RFC 9562 §4.1, §4.2, §5.
     """
+    # RFC 9562 §4.1: "bits 64 and 65 of the UUID (bits 0 and 1 of octet 8) MUST be set to 1
+    # and 0"; §4.2 puts the version in bits 48-51.
     return (
         (high48 << FRAME_HIGH_SHIFT)
         | (version << VERSION_SHIFT)
@@ -97,7 +99,11 @@ def unpack_frame(value: int) -> tuple[int, int, int]:
 
 
 def version_bits(version: int) -> int:
-    """The version and RFC-variant bits for ``version``, to OR into a cleared value."""
+    """The version and RFC-variant bits for ``version``, to OR into a cleared value.
+
+    References: RFC 9562 §4.1 ("bits 64 and 65 of the UUID ... MUST be set to 1 and 0"),
+    §4.2.
+    """
     return (version << VERSION_SHIFT) | RFC_VARIANT_BITS
 
 

@@ -129,7 +129,10 @@ class V1Fields:
 
     @property
     def timestamp(self) -> int:
-        """The 60-bit Gregorian timestamp reassembled from time_high, time_mid, time_low."""
+        """The 60-bit Gregorian timestamp reassembled from time_high, time_mid, time_low.
+
+        References: RFC 9562 §5.1 (time_low: "The least significant 32 bits").
+        """
         return (self.time_high << 48) | (self.time_mid << 32) | self.time_low
 
 
@@ -201,7 +204,10 @@ class V6Fields:
 
     @property
     def timestamp(self) -> int:
-        """The 60-bit Gregorian timestamp reassembled from time_high, time_mid, time_low."""
+        """The 60-bit Gregorian timestamp reassembled from time_high, time_mid, time_low.
+
+        References: RFC 9562 §5.6 (time_high: "The most significant 32 bits").
+        """
         return (self.time_high << 28) | (self.time_mid << 12) | self.time_low
 
 

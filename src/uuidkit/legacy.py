@@ -108,7 +108,10 @@ class DraftV7Fields:
 
     @property
     def subsec(self) -> int:
-        """The 86 fraction bits as one integer: the fraction of a second is subsec / 2**86."""
+        """The 86 fraction bits as one integer: the fraction of a second is subsec / 2**86.
+
+        References: draft-peabody-dispatch-new-uuid-format-01 §4.4.4.2.
+        """
         return (self.subsec_a << 74) | (self.subsec_b << 62) | self.subsec_seq_node
 
 
