@@ -276,6 +276,13 @@ def _parse_pattern_quad(quad: str, start: int) -> tuple[int, int]:
     """(value, mask) of one pattern quad."""
     if quad == "*":
         return 0, 0
+    if "*" in quad:
+        position = start + quad.index("*")
+        raise DomainIDError(
+            f"Domain ID pattern: '*' at {position} must stand alone for a whole quad, "
+            f"found {quad!r}",
+            position,
+        )
     if "?" not in quad:
         if not 1 <= len(quad) <= 4:
             raise DomainIDError(
