@@ -3,6 +3,7 @@ a differential check of v1 fields against the standard library."""
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import uuidkit
+from uuidkit import layouts
 from uuidkit.errors import InvalidUUID
 from uuidkit.fields import (
     MAX,
@@ -17,9 +19,12 @@ from uuidkit.fields import (
     MaxFields,
     NilFields,
     OpaqueFields,
+    V1Fields,
+    V2Fields,
     V3Fields,
     V4Fields,
     V5Fields,
+    V6Fields,
     Variant,
     fields,
     is_max,
@@ -98,7 +103,7 @@ def test_differential_against_the_standard_library(number: int) -> None:
     value = uuid.UUID(int=number)
     assert variant(value) == value.variant
     assert version(value) == value.version
-    forced_v1 = uuid.UUID(int=(number & ~(0xF << 76) & ~(0b11 << 62)) | (1 << 76) | (0b10 << 62))
+    forced_v1 = _with_version(number, 1)
     record = fields(forced_v1)
     assert record.timestamp == forced_v1.time  # type: ignore[union-attr]
     assert record.clock_seq == forced_v1.clock_seq  # type: ignore[union-attr]
@@ -109,3 +114,39 @@ def test_differential_against_the_standard_library(number: int) -> None:
 
 def test_public_names_are_the_same_objects() -> None:
     assert uuidkit.fields is fields and uuidkit.NIL is NIL and uuidkit.Variant is Variant
+
+
+def _with_version(number: int, number_version: int) -> uuid.UUID:
+    cleared = number & ~(0xF << 76) & ~(0b11 << 62)
+    return uuid.UUID(int=cleared | (number_version << 76) | (0b10 << 62))
+
+
+@settings(max_examples=100, deadline=None)
+@given(number=u128)
+def test_every_record_rebuilds_its_uuid(number: int) -> None:
+    """Reader then builder is the identity for every RFC-variant layout, and ``fields`` is
+    total: it returns a record for any 128-bit value."""
+    v1 = _with_version(number, 1)
+    record1 = fields(v1)
+    assert isinstance(record1, V1Fields)
+    assert layouts.build_v1(record1.timestamp, record1.clock_seq, record1.node) == v1
+    v2 = _with_version(number, 2)
+    record2 = fields(v2)
+    assert isinstance(record2, V2Fields)
+    timestamp2 = (record2.time_high << 48) | (record2.time_mid << 32)
+    rebuilt2 = layouts.build_v2(
+        record2.local_domain, record2.local_identifier, timestamp2, record2.clock_seq, record2.node
+    )
+    assert rebuilt2 == v2
+    v6 = _with_version(number, 6)
+    record6 = fields(v6)
+    assert isinstance(record6, V6Fields)
+    assert layouts.build_v6(record6.timestamp, record6.clock_seq, record6.node) == v6
+    for number_version, builder in ((7, layouts.build_v7), (8, layouts.build_v8)):
+        value = _with_version(number, number_version)
+        assert builder(*dataclasses.astuple(fields(value))) == value
+    for number_version in (3, 4, 5):
+        value = _with_version(number, number_version)
+        parts = dataclasses.astuple(fields(value))
+        assert layouts.build_v8(*parts).int == value.int ^ ((number_version ^ 8) << 76)
+    assert fields(uuid.UUID(int=number)) is not None
