@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
+import fuzz_decode
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -387,3 +388,8 @@ def test_mutated_datagrams_raise_only_decode_error(
             data.append(value)
     with contextlib.suppress(DecodeError):
         decode(bytes(data))
+
+
+def test_short_fuzz_pass() -> None:
+    # The by-hand fuzz runner (tests/uiap/fuzz_decode.py), briefly, with a fixed seed.
+    fuzz_decode.run_hypothesis(examples=300, seed=20020221)
