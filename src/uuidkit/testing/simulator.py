@@ -33,7 +33,7 @@ from uuidkit.testing.network import DROP_LINK_DOWN, LinkConfig, Network
 from uuidkit.testing.report import ClaimOutcome, ClaimRecord, Report, build_report
 from uuidkit.testing.topologies import Topology
 from uuidkit.uiap.engine import MULTICAST, Engine, EngineConfig
-from uuidkit.uiap.events import ClaimExpired, ClaimFailed, ClaimSucceeded, MessageDropped
+from uuidkit.uiap.events import ClaimExpired, ClaimFailed, ClaimSucceeded
 from uuidkit.uiap.space import spaces_overlap
 
 __all__ = [
@@ -93,6 +93,9 @@ class EngineLike(Protocol):
     def get_timer(self) -> float | None: ...
     def datagrams_to_send(self) -> list[Any]: ...
     def next_event(self) -> object | None: ...
+    @property
+    def stats(self) -> Any:
+        """Counters; ``stats.dropped`` counts dropped datagrams by reason (an enum)."""
 
 
 #: ``(device_id, rng) -> engine``; device_id is the 64-bit Originating Device ID.
@@ -124,7 +127,9 @@ def engine_factory(config: EngineConfig | None = None) -> EngineFactory:
 
     References: UIAP §10 (the defaults of :class:`EngineConfig`).
     """
-    chosen = config or EngineConfig()
+    # The simulator reads drop counts from ``engine.stats``; per-drop events would only
+    # cost time in a mesh, where most copies of a flood are duplicates.
+    chosen = config or EngineConfig(drop_events=False)
 
     def make(device_id: int, rng: random.Random) -> EngineLike:
         return Engine(device_id, rng, chosen)
@@ -143,14 +148,22 @@ def claims_conflict(domain_a: Any, space_a: Any, domain_b: Any, space_b: Any) ->
 _DEFAULT_ENGINE_FACTORY: Final = engine_factory()
 
 
+def _engine_drops(engine: EngineLike) -> Counter[str]:
+    """An engine's drop counts, keyed ``"engine: <reason>"`` like the network's."""
+    return Counter(
+        {f"engine: {reason.value}": count for reason, count in engine.stats.dropped.items()}
+    )
+
+
 class Simulator:
     """Many engines over a :class:`Topology`, in virtual time, from one seed.
 
     Schedule claims and network changes with the methods below (each takes ``at``, a
     virtual time in seconds), then :meth:`run`. ``engine_factory`` and ``multicast``
     default to :class:`uuidkit.uiap.engine.Engine` and its ``MULTICAST`` sentinel; tests may
-    pass an engine of the same API. ``conflicts`` decides when two claims overlap (default:
-    same Domain ID and overlapping UID spaces, UIAP §3.2.4).
+    pass an engine of the same API. ``rng`` replaces ``random.Random(seed)`` when the
+    caller drew the topology from the same generator. ``conflicts`` decides when two claims
+    overlap (default: same Domain ID and overlapping UID spaces, UIAP §3.2.4).
 
     References: UIAP §2.4, §3, §2.1.2; DESIGN.md examples 7-9.
     """
@@ -165,10 +178,11 @@ class Simulator:
         multicast: object = MULTICAST,
         conflicts: ConflictTest | None = None,
         device_ids: list[int] | None = None,
+        rng: random.Random | None = None,
     ) -> None:
         self.topology = topology
         self.seed = seed
-        self.random = random.Random(seed)
+        self.random = rng or random.Random(seed)
         self.network = Network(topology, link or LinkConfig(), self.random)
         self.now = 0.0
         self.events = 0
@@ -287,6 +301,8 @@ class Simulator:
         """The report of everything that has happened so far."""
         drops = Counter(self.network.drops)
         drops.update(self.engine_drops)
+        for device in self.devices:
+            drops.update(_engine_drops(device.engine))
         return build_report(self.records, self.messages, drops, self.events, self.now)
 
     # -- internals --------------------------------------------------------------------
@@ -360,8 +376,6 @@ class Simulator:
             self._on_failed(device, event.claim, event.reason.value)
         elif isinstance(event, ClaimExpired):
             device.holds.pop(event.claim, None)
-        elif isinstance(event, MessageDropped):
-            self.engine_drops[f"engine: {event.reason.value}"] += 1
         self.event_counts[type(event).__name__] += 1
 
     def _on_granted(self, device: Device, handle: int, expires: float | None) -> None:
@@ -440,6 +454,7 @@ class Simulator:
                     record.decide(ClaimOutcome.LOST, self.now, "device crashed")
             device.holds.clear()
             device.records.clear()
+            self.engine_drops.update(_engine_drops(device.engine))
             device.engine = self._start_engine(index, device.device_id)
 
     def _restart(self, index: int) -> None:
