@@ -62,7 +62,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     simulate.add_argument("--lifetime", type=int, metavar="S", help="claim lifetime, seconds")
     simulate.add_argument(
-        "--spacing", type=float, metavar="S", help="seconds between claims (default 0.1)"
+        "--spacing",
+        type=float,
+        metavar="S",
+        help="seconds between claims (default 3; a new claim takes 2.5)",
     )
     simulate.add_argument("--loss", type=float, metavar="P", help="per-link loss probability")
     simulate.add_argument("--seed", type=int, metavar="N", help="the one random seed (default 0)")

@@ -254,7 +254,7 @@ def add_random_claims(
     *,
     spaces: int | None = None,
     lifetime: int = 3600,
-    spacing: float = 0.1,
+    spacing: float = 3.0,
     start: float = 0.0,
 ) -> None:
     """Schedule ``claims`` new claims by random devices for random 2-octet UIDs, drawn from
