@@ -55,6 +55,7 @@ from uuidkit.format import (
     to_upper,
     to_urn,
 )
+from uuidkit.generators import uuid1, uuid6, uuid7
 from uuidkit.layouts import (
     build_v1,
     build_v2,
@@ -146,12 +147,15 @@ __all__ = [
     "to_int",
     "to_upper",
     "to_urn",
+    "uuid1",
     "uuid3",
     "uuid4",
     "uuid5",
+    "uuid6",
     "uuid6_max",
     "uuid6_min",
     "uuid6_range",
+    "uuid7",
     "uuid7_for",
     "uuid7_max",
     "uuid7_min",

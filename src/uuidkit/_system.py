@@ -32,6 +32,7 @@ __all__ = [
     "monotonic_ns",
     "random_bits",
     "random_bytes",
+    "sleep_ns",
     "system_clock_ns",
 ]
 
@@ -43,6 +44,11 @@ monotonic_ns: Callable[[], int] = time.monotonic_ns
 
 #: ``n`` bytes from the operating system's CSPRNG.
 random_bytes: Callable[[int], bytes] = os.urandom
+
+
+def sleep_ns(duration_ns: int) -> None:
+    """Block the calling thread for about ``duration_ns`` nanoseconds (generators' "wait" policy)."""
+    time.sleep(duration_ns / 1e9)
 
 _BLOCK_BYTES = 4096
 _VALUE_BYTES = 16

@@ -1,0 +1,155 @@
+"""Policies, injected sources and fork handling shared by every time-based generator.
+
+A generator never reads the system clock or entropy itself: it is given a ``clock``
+(``() -> int`` of Unix-epoch nanoseconds), a ``random_bytes`` source (``(n) -> bytes``) and a
+``sleep_ns`` function, all defaulting to :mod:`uuidkit._system` (DESIGN.md "Two clocks").
+
+References: RFC 9562 §6.1 (Error Handling), §6.2 (Counter Rollover Handling, Monotonic Error
+Checking), §6.9 (reseeding upon process forks).
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import sys
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Final, Protocol
+
+from uuidkit.errors import CounterOverflowError
+
+__all__ = [
+    "Clock",
+    "ClockRegression",
+    "CounterOverflow",
+    "ForkAware",
+    "RandomBytes",
+    "Sleep",
+    "register_for_fork",
+    "wait_for_clock",
+    "word_stream",
+]
+
+#: Unix-epoch nanoseconds, e.g. :func:`uuidkit._system.system_clock_ns`.
+Clock = Callable[[], int]
+#: ``n`` uniformly random bytes, e.g. :func:`os.urandom`.
+RandomBytes = Callable[[int], bytes]
+#: Block for about the given number of nanoseconds.
+Sleep = Callable[[int], None]
+
+#: Bytes drawn from the random source per refill of a generator's word buffer (512 words).
+WORD_BLOCK_BYTES: Final = 4096
+#: Sleep step of the WAIT policy, in nanoseconds (a tenth of a millisecond).
+WAIT_STEP_NS: Final = 100_000
+
+
+class CounterOverflow(enum.Enum):
+    """What a generator does when the counter of the current timestamp tick is exhausted.
+
+    References: RFC 9562 §6.1 "Error Handling", §6.2 "Counter Rollover Handling";
+    RFC 4122 §4.2.1.2.
+    """
+
+    #: Freeze the counter and sleep until the clock reaches a later tick (RFC 9562 §6.2:
+    #: "freeze the counter and wait for the timestamp to advance"); raises
+    #: :class:`~uuidkit.CounterOverflowError` if that takes longer than the configured limit.
+    WAIT = "wait"
+    #: Move the embedded timestamp one tick ahead of the clock and reseed (RFC 9562 §6.2:
+    #: "MAY increment the timestamp ahead of the actual time and reinitialize the counter").
+    ADVANCE = "advance"
+    #: Raise :class:`~uuidkit.CounterOverflowError` and keep the state unchanged.
+    RAISE = "raise"
+
+
+class ClockRegression(enum.Enum):
+    """What a generator does when the clock reads earlier than the last timestamp it used.
+
+    References: RFC 9562 §6.2 "Monotonic Error Checking"; RFC 9562 §5.1 (clock sequence);
+    RFC 4122 §4.2.1.
+    """
+
+    #: Keep the last timestamp and keep counting (RFC 9562 §6.2: "MAY reuse the previous
+    #: timestamp and increment the previous counter method"): values stay increasing.
+    KEEP = "keep"
+    #: As KEEP for small regressions; a regression larger than the configured window is
+    #: accepted: the generator restarts at the clock's time with fresh randomness (v7) or a
+    #: new clock sequence (v1/v6), so values go below the previous ones once.
+    RESEED = "reseed"
+    #: Raise :class:`~uuidkit.ClockRegressionError`; the state is unchanged.
+    RAISE = "raise"
+
+
+class ForkAware(Protocol):
+    """Anything holding per-process state that a forked child must not reuse."""
+
+    def reset_after_fork(self) -> None:
+        """Forget counters and buffered randomness (called in the child)."""
+
+
+_fork_aware: weakref.WeakSet[ForkAware] = weakref.WeakSet()
+
+
+def register_for_fork(generator: ForkAware) -> None:
+    """Reset ``generator`` in every child forked from now on (RFC 9562 §6.9: reseed on fork)."""
+    _fork_aware.add(generator)
+
+
+def _reset_all_after_fork() -> None:
+    for generator in list(_fork_aware):
+        generator.reset_after_fork()
+
+
+os.register_at_fork(after_in_child=_reset_all_after_fork)
+
+
+def word_stream(random_bytes: RandomBytes) -> Iterator[int]:
+    """Uniform 64-bit integers from one :data:`WORD_BLOCK_BYTES` draw of ``random_bytes``.
+
+    Iterating a ``memoryview`` cast to unsigned 64-bit words yields Python ints from C, so
+    a generator's hot path pays one ``next()`` per word instead of an ``int.from_bytes``.
+    """
+    return iter(memoryview(random_bytes(WORD_BLOCK_BYTES)).cast("Q"))
+
+
+def increment_words(random_bytes: RandomBytes, count: int, random_byte_count: int) -> memoryview:
+    """``count`` native 64-bit words, each ``2**(8*k) + r`` with ``r`` of ``k`` random bytes.
+
+    Every word is at least ``2**(8*k)`` (never zero, so a running sum strictly increases) and
+    below ``2**(8*k+1)``; ``k`` is ``random_byte_count`` (1 to 7). Built with strided slice
+    copies, so the cost per word is a few nanoseconds.
+    """
+    buffer = bytearray(8 * count)
+    source = random_bytes(random_byte_count * count)
+    little = sys.byteorder == "little"
+    for i in range(random_byte_count):
+        position = i if little else 7 - i
+        buffer[position::8] = source[i::random_byte_count]
+    one_position = random_byte_count if little else 7 - random_byte_count
+    buffer[one_position::8] = b"\x01" * count
+    return memoryview(buffer).cast("Q")
+
+
+def wait_for_clock(
+    clock: Clock, sleep_ns: Sleep, ticks_of: Callable[[int], int], past: int, max_wait_ns: int
+) -> int:
+    """Sleep until ``ticks_of(clock())`` exceeds ``past``; return that clock reading (ns).
+
+    The wait is bounded by the sum of requested sleeps, so a stalled clock cannot hang the
+    caller: after ``max_wait_ns`` it raises :class:`~uuidkit.CounterOverflowError`.
+
+    References: RFC 9562 §6.1 "Error Handling" ("stall the UUID generator until the system
+    clock catches up"); RFC 4122 §4.2.1.2.
+    """
+    slept_ns = 0
+    while True:
+        now_ns = clock()
+        if ticks_of(now_ns) > past:
+            return now_ns
+        if slept_ns >= max_wait_ns:
+            raise CounterOverflowError(
+                f"counter exhausted at tick {past}: clock did not advance within "
+                f"{max_wait_ns} ns (policy WAIT)"
+            )
+        sleep_ns(WAIT_STEP_NS)
+        slept_ns += WAIT_STEP_NS

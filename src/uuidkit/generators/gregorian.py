@@ -1,0 +1,302 @@
+"""UUIDv1 and UUIDv6 generators: 60-bit Gregorian timestamps, clock sequence, node.
+
+The timestamp counts 100 ns ticks since 1582-10-15. A clock coarser than 100 ns is
+stretched to full resolution by counting UUIDs within one clock interval (RFC 4122
+§4.2.1.2): ``clock_resolution_ns // 100`` timestamps are available per interval; when they
+are used up, the overflow policy decides (WAIT stalls, RAISE errs, ADVANCE runs ahead).
+
+References: RFC 9562 §5.1, §5.6, §6.1, §6.2, §6.10; RFC 4122 §4.1.5, §4.2.1, §4.2.2.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+from uuid import UUID
+
+from uuidkit import _system
+from uuidkit._bits import MASK_14, MASK_60
+from uuidkit._construct import from_int_unchecked
+from uuidkit.errors import ClockRegressionError, CounterOverflowError, GeneratorError, InvalidField
+from uuidkit.generators._policy import (
+    Clock,
+    ClockRegression,
+    CounterOverflow,
+    RandomBytes,
+    Sleep,
+    register_for_fork,
+    wait_for_clock,
+)
+from uuidkit.generators.node import MULTICAST_BIT, NodePolicy, resolve_node
+from uuidkit.layouts import v1_int, v6_int
+from uuidkit.timestamps import NS_PER_TICK, unix_ns_to_gregorian_ticks
+
+__all__ = ["GregorianConfig", "V1Generator", "V6Generator"]
+
+NS_PER_MS: Final = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class GregorianConfig:
+    """How a :class:`V1Generator` or :class:`V6Generator` picks timestamp, clock_seq and node.
+
+    References: RFC 9562 §5.1, §5.6, §6.10; RFC 4122 §4.2.1.
+    """
+
+    #: Where the node comes from (ignored when ``random_per_uuid``).
+    node: NodePolicy = NodePolicy.RANDOM
+    #: Interval of the system clock, in nanoseconds (a multiple of 100): ``clock_resolution_ns
+    #: // 100`` UUIDs fit in one interval before the overflow policy applies.
+    clock_resolution_ns: int = 100
+    #: When the timestamps of one clock interval are used up.
+    overflow: CounterOverflow = CounterOverflow.WAIT
+    #: When the clock reads earlier than before: RESEED changes the clock sequence.
+    regression: ClockRegression = ClockRegression.RESEED
+    #: RESEED only: regressions up to this many milliseconds are handled as KEEP.
+    regression_window_ms: int = 0
+    #: WAIT only: longest total sleep before raising, in milliseconds.
+    max_wait_ms: int = 1_000
+    #: v6 only (RFC 9562 §5.6): fresh pseudorandom clock_seq and node for every UUID.
+    random_per_uuid: bool = False
+
+    def __post_init__(self) -> None:
+        resolution = self.clock_resolution_ns
+        if type(resolution) is not int or resolution < NS_PER_TICK or resolution % NS_PER_TICK:
+            raise InvalidField(
+                f"clock_resolution_ns: expected a positive multiple of 100, found {resolution!r}",
+                "clock_resolution_ns",
+            )
+        for name in ("regression_window_ms", "max_wait_ms"):
+            value = getattr(self, name)
+            if type(value) is not int or value < 0:
+                raise InvalidField(f"{name}: expected an int >= 0, found {value!r}", name)
+
+
+#: UUIDv6 defaults: fresh clock_seq and node per UUID (RFC 9562 §5.6 SHOULD); never goes
+#: backwards (KEEP) and never stalls (ADVANCE runs ahead only past 10 million UUIDs/s).
+V6_DEFAULT: Final = GregorianConfig(
+    overflow=CounterOverflow.ADVANCE, regression=ClockRegression.KEEP, random_per_uuid=True
+)
+
+
+class _GregorianGenerator:
+    """Shared machinery of :class:`V1Generator` and :class:`V6Generator`."""
+
+    __slots__ = (
+        "__weakref__",
+        "_clock",
+        "_high_tick",
+        "_last_tick",
+        "_lock",
+        "_random_bytes",
+        "_sleep_ns",
+        "clock_seq",
+        "config",
+        "node",
+    )
+    _VERSION: int = 1
+    _pack: Callable[[int, int, int], int] = staticmethod(v1_int)
+
+    def __init__(
+        self,
+        config: GregorianConfig | None = None,
+        *,
+        node: int | None = None,
+        clock_seq: int | None = None,
+        clock: Clock = _system.system_clock_ns,
+        random_bytes: RandomBytes = _system.random_bytes,
+        sleep_ns: Sleep = _system.sleep_ns,
+    ) -> None:
+        self.config = config if config is not None else self._default_config()
+        self._clock = clock
+        self._random_bytes = random_bytes
+        self._sleep_ns = sleep_ns
+        self._lock = threading.Lock()
+        #: 48-bit node in use (RFC 9562 §5.1).
+        self.node = resolve_node(self.config.node, random_bytes) if node is None else node
+        # RFC 9562 §5.1: "The clock sequence MUST be originally ... initialized to a random
+        # number"; "The initial value MUST NOT be correlated to the Node ID".
+        #: 14-bit clock sequence in use.
+        self.clock_seq = self._random_clock_seq() if clock_seq is None else clock_seq
+        self._last_tick = -1
+        self._high_tick = -1
+        register_for_fork(self)
+
+    @staticmethod
+    def _default_config() -> GregorianConfig:
+        return GregorianConfig()
+
+    def _random_clock_seq(self) -> int:
+        return int.from_bytes(self._random_bytes(2)) & MASK_14
+
+    def __call__(self) -> UUID:
+        """The next UUID of this generator's version."""
+        with self._lock:
+            return from_int_unchecked(self._next_int())
+
+    def generate(self, count: int) -> list[UUID]:
+        """``count`` consecutive UUIDs with increasing timestamps, under one lock acquisition.
+
+        References: RFC 9562 §6.2 (batch monotonicity).
+        """
+        with self._lock:
+            return [from_int_unchecked(self._next_int()) for _ in range(count)]
+
+    def with_fields(self, node: int | None, clock_seq: int | None) -> UUID:
+        """The next UUID, with ``node`` and/or ``clock_seq`` replacing the generator's own.
+
+        The timestamp is this generator's next one, so values still never repeat a
+        timestamp of this generator. References: RFC 9562 §5.1, §5.6.
+        """
+        with self._lock:
+            tick = self._next_tick()
+        return from_int_unchecked(
+            self._pack(
+                tick,
+                self.clock_seq if clock_seq is None else clock_seq,
+                self.node if node is None else node,
+            )
+        )
+
+    def set_node(self, node: int) -> None:
+        """Use ``node`` from now on; a different node gets a fresh random clock sequence.
+
+        References: RFC 9562 §5.1 ("if the Node ID changes ..., setting the clock sequence to
+        a random number minimizes the probability of a duplicate").
+        """
+        with self._lock:
+            if node != self.node:
+                self.node = node
+                self.clock_seq = self._random_clock_seq()
+
+    def reset_after_fork(self) -> None:
+        """In a forked child: new lock, new clock sequence, so no timestamp repeats the parent's.
+
+        References: RFC 9562 §6.9 (reseed upon process forks).
+        """
+        self._lock = threading.Lock()
+        self.clock_seq = (self.clock_seq + 1 + (self._random_clock_seq() % MASK_14)) & MASK_14
+
+    def _next_int(self) -> int:
+        tick = self._next_tick()
+        if self.config.random_per_uuid:
+            # RFC 9562 §5.6: clock_seq and node "SHOULD be reset to a pseudorandom value for
+            # each new UUIDv6"; a random node MUST carry the multicast bit (§6.10).
+            bits = int.from_bytes(self._random_bytes(8))
+            return self._pack(tick, bits >> 50, (bits & ((1 << 48) - 1)) | MULTICAST_BIT)
+        return self._pack(tick, self.clock_seq, self.node)
+
+    def _clock_tick(self, now_ns: int) -> int:
+        """The 100 ns tick at the start of the clock interval holding ``now_ns``."""
+        resolution = self.config.clock_resolution_ns
+        return unix_ns_to_gregorian_ticks(now_ns - now_ns % resolution)
+
+    def _next_tick(self) -> int:
+        config = self.config
+        clock_tick = self._clock_tick(self._clock())
+        if clock_tick < self._high_tick and self._on_regression(clock_tick):
+            return self._use(clock_tick)
+        self._high_tick = max(self._high_tick, clock_tick)
+        tick = max(self._high_tick, self._last_tick + 1)
+        budget = config.clock_resolution_ns // NS_PER_TICK
+        if tick >= self._high_tick + budget:
+            tick = self._on_overflow(tick)
+        return self._use(tick)
+
+    def _use(self, tick: int) -> int:
+        if tick > MASK_60:
+            raise GeneratorError(f"timestamp: {tick} does not fit the 60-bit field (RFC 9562 §5.1)")
+        self._last_tick = tick
+        return tick
+
+    def _on_regression(self, clock_tick: int) -> bool:
+        """Apply the regression policy; True if the generator restarts at ``clock_tick``."""
+        behind_ticks = self._high_tick - clock_tick
+        policy = self.config.regression
+        if policy is ClockRegression.RAISE:
+            raise ClockRegressionError(
+                f"clock went back {behind_ticks * NS_PER_TICK} ns below the last timestamp "
+                f"{self._high_tick}; policy RAISE"
+            )
+        window_ticks = self.config.regression_window_ms * (NS_PER_MS // NS_PER_TICK)
+        if policy is ClockRegression.RESEED and behind_ticks > window_ticks:
+            # RFC 9562 §5.1: "If the clock is set backwards ... the clock sequence MUST be
+            # changed. If the previous value of the clock sequence is known, it MAY be
+            # incremented".
+            self.clock_seq = (self.clock_seq + 1) & MASK_14
+            self._high_tick = clock_tick
+            return True
+        return False
+
+    def _on_overflow(self, tick: int) -> int:
+        policy = self.config.overflow
+        if policy is CounterOverflow.ADVANCE:
+            return tick
+        if policy is CounterOverflow.RAISE:
+            raise CounterOverflowError(
+                f"timestamp: the {self.config.clock_resolution_ns // NS_PER_TICK} ticks of the "
+                f"clock interval at {self._high_tick} are used; policy RAISE"
+            )
+        # RFC 4122 §4.2.1.2: "the UUID service MUST either return an error, or stall the UUID
+        # generator until the system clock catches up".
+        max_wait_ns = self.config.max_wait_ms * NS_PER_MS
+        now_ns = wait_for_clock(
+            self._clock, self._sleep_ns, self._clock_tick, self._last_tick, max_wait_ns
+        )
+        self._high_tick = self._clock_tick(now_ns)
+        return self._high_tick
+
+
+class V1Generator(_GregorianGenerator):
+    """A thread-safe UUIDv1 generator (RFC 4122 §4.2.1 with RFC 9562 §6.10 nodes).
+
+    - **Monotonic**: timestamps strictly increase within one clock sequence; every clock
+      interval of ``clock_resolution_ns`` yields up to ``clock_resolution_ns // 100``
+      consecutive ticks (RFC 4122 §4.2.1.2). (v1 values do not sort by time; v6 do.)
+    - **Reseeding**: the clock sequence is random once at creation, incremented on an
+      accepted clock regression, and random again when :meth:`set_node` changes the node.
+    - **Clock regression**: RESEED with a 0 ms window (default: any regression increments
+      the clock sequence, RFC 9562 §5.1 MUST); KEEP counts on from the last timestamp;
+      RAISE raises :class:`~uuidkit.ClockRegressionError`.
+    - **Counter overflow**: WAIT (default) stalls until the clock reaches a new interval
+      (at most ``max_wait_ms``); RAISE raises :class:`~uuidkit.CounterOverflowError`;
+      ADVANCE uses timestamps ahead of the clock.
+    - **Thread safety**: one :class:`threading.Lock` per value or per :meth:`generate` block.
+    - **Fork**: the child takes a new lock and a different clock sequence, so it never
+      repeats a (timestamp, clock_seq, node) of its parent.
+    - **Persistence**: none in memory; :class:`uuidkit.generators.SharedV6Generator` keeps
+      timestamp, clock sequence and node in a state file.
+
+    References: RFC 9562 §5.1, §6.1, §6.10; RFC 4122 §4.1.5, §4.2.1, §4.2.2.
+    """
+
+    __slots__ = ()
+
+
+class V6Generator(_GregorianGenerator):
+    """A thread-safe UUIDv6 generator (RFC 9562 §5.6).
+
+    - **Monotonic**: the 60-bit timestamp strictly increases from value to value (KEEP and
+      ADVANCE by default), so values sort in generation order.
+    - **Reseeding**: by default clock_seq and node are fresh random bits for every UUID
+      (RFC 9562 §5.6 SHOULD); with ``random_per_uuid=False`` they behave as in v1.
+    - **Clock regression**: KEEP (default) counts on from the last timestamp; RESEED
+      restarts at the clock's time with the next clock sequence; RAISE raises.
+    - **Counter overflow**: ADVANCE (default) runs ahead of the clock (only past 10 million
+      UUIDs per second at 100 ns resolution); WAIT stalls; RAISE raises.
+    - **Thread safety**: one :class:`threading.Lock` per value or per :meth:`generate` block.
+    - **Fork**: the child takes a new lock and a different clock sequence.
+    - **Persistence**: none; see :class:`uuidkit.generators.SharedV6Generator`.
+
+    References: RFC 9562 §5.6, §6.1, §6.2, §6.10.
+    """
+
+    __slots__ = ()
+    _VERSION = 6
+    _pack = staticmethod(v6_int)
+
+    @staticmethod
+    def _default_config() -> GregorianConfig:
+        return V6_DEFAULT
