@@ -29,23 +29,23 @@ References: UIAP §2.4, §3, §4.2, §4.3, §4.4, §4.5, §5.1, §9, §10.
 
 from __future__ import annotations
 
-import enum
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from uuidkit.errors import DecodeError, EngineError, UnsupportedVersion
 from uuidkit.uiap.claims import ClaimState, OwnClaim, Trigger
 from uuidkit.uiap.codec import decode, encode
-from uuidkit.uiap.constants import (
-    UIAP_CLAIM_PERIOD_S,
-    UIAP_CLAIM_TIMEOUT_S,
-    UIAP_HOP_LIMIT,
-    UIAP_NEW_CLAIM_ATTEMPTS,
-    UIAP_RECLAIM_ATTEMPTS,
-)
 from uuidkit.uiap.domain import DomainID
+from uuidkit.uiap.engine_types import (
+    DEFAULT_ENGINE_CONFIG,
+    LIFETIME_INFINITE,
+    MULTICAST,
+    EngineConfig,
+    EngineStats,
+    Multicast,
+    Transmit,
+)
 from uuidkit.uiap.events import (
     ClaimDefended,
     ClaimExpired,
@@ -61,7 +61,8 @@ from uuidkit.uiap.events import (
     ProxyDefenseStarted,
 )
 from uuidkit.uiap.message import Message, MessageID, MessageType
-from uuidkit.uiap.records import FloodRecord, FloodTable, ProxyRecord, SequenceNumbers, TimerQueue
+from uuidkit.uiap.proxy import ProxyKey, ProxyRecord, ProxyTable
+from uuidkit.uiap.records import FloodRecord, FloodTable, SequenceNumbers, TimerQueue
 from uuidkit.uiap.space import NumberSpace, UIDSpace, spaces_overlap
 
 if TYPE_CHECKING:
@@ -77,114 +78,10 @@ __all__ = [
     "Transmit",
 ]
 
-#: A Lifetime of all one bits means "for ever": UIAP §4.5.2 makes the field "semantically
-#: identical to that of IPv6 address lifetimes", and RFC 4861 §4.6.2 reads 0xffffffff as
-#: infinity.
-LIFETIME_INFINITE: Final = 0xFFFF_FFFF
-
 #: Largest Originating Device ID: the field is 8 octets (UIAP §4.1).
 _DEVICE_ID_LIMIT: Final = 1 << 64
 #: Claim Reference Numbers are 32-bit (UIAP §4.1).
 _REFERENCE_MODULUS: Final = 1 << 32
-
-
-class Multicast(enum.Enum):
-    """The type of :data:`MULTICAST`, the destination of every Claim-Attempt."""
-
-    MULTICAST = "multicast"
-
-
-#: ``Transmit.destination`` of a datagram for the UIAP multicast group (UIAP §3.1, §4.2).
-MULTICAST: Final = Multicast.MULTICAST
-
-
-@dataclass(frozen=True, slots=True)
-class Transmit:
-    """One datagram to send: out ``interface`` to ``destination``.
-
-    ``destination`` is :data:`MULTICAST` for a Claim-Attempt, or for a Claim-Deny the
-    ``source`` address that was passed to ``receive_datagram`` with the Claim-Attempt
-    (unicast next hop, UIAP §4.3.2).
-
-    References: UIAP §2.4.3, §2.4.5, §4.2, §4.3.2.
-    """
-
-    interface: Hashable
-    destination: Hashable
-    data: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class EngineConfig:
-    """Counts and times of one engine; the defaults are the draft's (UIAP §10, §2.4.1, §4.4).
-
-    §4.2.2.3: "A UIAP device MAY choose any appropriate values for the number of claim
-    attempts sent during a claim and the for the various times."
-
-    References: UIAP §2.4.1, §4.1, §4.2.2.1, §4.2.2.3, §4.4, §5.1, §9, §10.
-    """
-
-    #: UIAP_CLAIM_PERIOD, seconds between the Claim-Attempt floods of one claim (§10).
-    claim_period: float = UIAP_CLAIM_PERIOD_S
-    #: UIAP_CLAIM_TIMEOUT, seconds to wait for a Claim-Deny after the last period (§10).
-    claim_timeout: float = UIAP_CLAIM_TIMEOUT_S
-    #: Claim-Attempt floods per new claim, in messages (§2.4.1: 3).
-    claim_attempts: int = UIAP_NEW_CLAIM_ATTEMPTS
-    #: Claim-Attempt floods per reclaim, in messages (§4.4: 1; MAY send more).
-    reclaim_attempts: int = UIAP_RECLAIM_ATTEMPTS
-    #: Hop Limit of a new Claim-Attempt and of every new Claim-Deny, in hops (§4.1: 32).
-    hop_limit: int = UIAP_HOP_LIMIT
-    #: Seconds a flood record is kept after its last copy: the draft's "X seconds"
-    #: (§4.2.2.1). Choice: 10 s, four times a new claim's 2.5 s, so a record outlives the
-    #: whole claim and its denies on the small, low-latency sites UIAP is for (§1).
-    flood_record_lifetime: float = 10.0
-    #: Whether this device defends other devices' X+R claims (§5.1 is an extension).
-    proxy_defense: bool = True
-    #: Sequence numbers: a foreign message with our device ID closer than this to our
-    #: current number makes us jump away (§9 "close"). Choice: 2**16.
-    sequence_guard: int = 1 << 16
-    #: Whether every dropped datagram also queues a ``MessageDropped`` event (the counts
-    #: in ``Engine.stats`` are kept either way).
-    drop_events: bool = True
-
-    def __post_init__(self) -> None:
-        if not self.claim_period >= 0 or not self.claim_timeout >= 0:
-            raise EngineError("claim_period and claim_timeout must be >= 0 seconds")
-        if self.claim_attempts < 1 or self.reclaim_attempts < 1:
-            raise EngineError("claim_attempts and reclaim_attempts must be >= 1 message")
-        if not 0 <= self.hop_limit <= 0xFF:
-            raise EngineError(f"hop_limit must fit the 1-octet field, got {self.hop_limit}")
-        if not self.flood_record_lifetime > 0:
-            raise EngineError("flood_record_lifetime must be > 0 seconds")
-
-
-@dataclass(slots=True)
-class EngineStats:
-    """Counts of what one engine did (messages are counted once per datagram).
-
-    References: UIAP §2.4, §4.2.2.1, §4.3.2.
-    """
-
-    #: Datagrams passed to ``receive_datagram``.
-    received: int = 0
-    #: New Claim-Attempt floods received and processed.
-    attempts_received: int = 0
-    #: Claim-Deny messages received and decoded.
-    denies_received: int = 0
-    #: Claim-Attempt floods this device originated (each sent out every interface).
-    attempts_originated: int = 0
-    #: Claim-Attempt datagrams forwarded (one per interface).
-    forwarded: int = 0
-    #: Received Claim-Attempts that had Hop Limit 0: processed, never forwarded (§4.1).
-    hop_limit_reached: int = 0
-    #: Claim-Deny messages this device originated (its own or a proxied claim).
-    denied: int = 0
-    #: Claim-Deny messages forwarded towards their originator.
-    denies_forwarded: int = 0
-    #: Messages carrying this device's ID that it never sent (§9).
-    device_id_conflicts: int = 0
-    #: Dropped datagrams by reason.
-    dropped: Counter[DropReason] = field(default_factory=Counter)
 
 
 class Engine:
@@ -203,7 +100,7 @@ class Engine:
         self,
         device_id: int,
         rng: random.Random,
-        config: EngineConfig = EngineConfig(),
+        config: EngineConfig = DEFAULT_ENGINE_CONFIG,
         *,
         domains: Mapping[DomainID, NumberSpace] | None = None,
     ) -> None:
@@ -220,8 +117,8 @@ class Engine:
         self._sequences = SequenceNumbers(rng)
         self._floods = FloodTable(config.flood_record_lifetime)
         self._claims: dict[int, OwnClaim] = {}
-        self._proxies: dict[tuple[int, int, DomainID], ProxyRecord] = {}
-        self._timers = TimerQueue()
+        self._proxies = ProxyTable()
+        self._timers: TimerQueue[int | ProxyKey] = TimerQueue()
         self._outbox: list[Transmit] = []
         self._events: deque[Event] = deque()
         self._next_handle = 1
@@ -342,7 +239,7 @@ class Engine:
         """The earliest deadline (engine seconds), or ``None`` when nothing is scheduled."""
         timers = self._timers
         while (top := timers.peek()) is not None:
-            if self._is_live(*top):
+            if self._timer_owner(*top) is not None:
                 return top[0]
             timers.pop()
         return None
@@ -382,7 +279,7 @@ class Engine:
                 return True
         return any(
             record.domain == domain and self._overlap(domain, record.space, space)
-            for record in self._proxies.values()
+            for record in self._proxies.in_domain(domain)
         )
 
     def _start_run(self, own: OwnClaim, trigger: Trigger | None, now: float) -> None:
@@ -427,7 +324,7 @@ class Engine:
     def _schedule_claim(self, own: OwnClaim, deadline: float | None) -> None:
         own.deadline = deadline
         if deadline is not None:
-            self._timers.push(deadline, ("claim", own.handle))
+            self._timers.push(deadline, own.handle)
 
     def _on_claim_deadline(self, own: OwnClaim, at: float) -> None:
         """A claim's deadline passed; ``at`` is the deadline, so schedules never drift."""
@@ -469,25 +366,24 @@ class Engine:
 
     # ------------------------------------------------------------------ timers
 
-    def _is_live(self, deadline: float, key: tuple[str, Hashable]) -> bool:
-        kind, ident = key
-        if kind == "claim":
-            own = self._claims.get(ident)  # type: ignore[call-overload]
-            return own is not None and own.deadline == deadline
-        record = self._proxies.get(ident)  # type: ignore[call-overload]
-        return record is not None and record.expires == deadline
+    def _timer_owner(self, deadline: float, key: int | ProxyKey) -> OwnClaim | ProxyRecord | None:
+        """What waits for ``deadline`` under ``key``; ``None`` for a stale heap entry."""
+        owner: OwnClaim | ProxyRecord | None
+        if isinstance(key, int):
+            owner = self._claims.get(key)
+            return owner if owner is not None and owner.deadline == deadline else None
+        owner = self._proxies.get(key)
+        return owner if owner is not None and owner.expires == deadline else None
 
     def _run_due(self, now: float) -> None:
         timers = self._timers
         while (top := timers.peek()) is not None and top[0] <= now:
             timers.pop()
-            deadline, (kind, ident) = top
-            if not self._is_live(deadline, (kind, ident)):
-                continue
-            if kind == "claim":
-                self._on_claim_deadline(self._claims[ident], deadline)  # type: ignore[index]
-            else:
-                self._end_proxy(self._proxies[ident])  # type: ignore[index]
+            owner = self._timer_owner(*top)
+            if isinstance(owner, OwnClaim):
+                self._on_claim_deadline(owner, top[0])
+            elif owner is not None:
+                self._end_proxy(owner)
 
     # ------------------------------------------------------------------ receiving
 
@@ -551,7 +447,7 @@ class Engine:
                 # §4.2.2.2: incoming R, outgoing not: "the outgoing claim fails immediately
                 # and the incoming claim is forwarded as normal".
                 self._fail(own, Trigger.LOST_SIMULTANEOUS, FailureReason.PREEMPTED_BY_RECLAIM)
-        for record in self._proxies.values():
+        for record in self._proxies.in_domain(message.domain):
             # §5.1: "A device providing proxy defense MUST NOT defend the claim against
             # the original claimant."
             if record.claimant == message.device_id or record.domain != message.domain:
@@ -638,34 +534,23 @@ class Engine:
             return
         if message.device_id == self.device_id:
             return
-        key = (message.device_id, message.claim_reference, message.domain)
-        previous = self._proxies.pop(key, None)
-        if message.lifetime == 0:
-            # §4.5.2: "A lifetime of 0 is valid." Choice (§5.1 leaves it open): the newest
-            # Claim-Attempt of a claim sets how long we may defend it, so 0 ends defense.
-            if previous is not None:
-                self._events.append(
-                    ProxyDefenseEnded(previous.claimant, previous.domain, previous.space)
-                )
-            return
-        # §5.1: "The lifetime is measured from the time the device receives the
-        # Claim-Attempt message."
-        expires = None if message.lifetime == LIFETIME_INFINITE else now + message.lifetime
-        record = ProxyRecord(
-            message.device_id, message.claim_reference, message.domain, message.space, expires
-        )
-        self._proxies[key] = record
-        if expires is not None:
-            self._timers.push(expires, ("proxy", key))
-        if previous is None or previous.space != record.space:
+        record, previous = self._proxies.remember(message, now)
+        same_claim = record is not None and previous is not None and previous.space == record.space
+        if previous is not None and not same_claim:
             self._events.append(
-                ProxyDefenseStarted(record.claimant, record.domain, record.space, expires)
+                ProxyDefenseEnded(previous.claimant, previous.domain, previous.space)
+            )
+        if record is None:
+            return
+        if record.expires is not None:
+            self._timers.push(record.expires, record.key)
+        if not same_claim:
+            self._events.append(
+                ProxyDefenseStarted(record.claimant, record.domain, record.space, record.expires)
             )
 
     def _end_proxy(self, record: ProxyRecord) -> None:
-        # §5.1: "A device providing proxy defense MUST stop defending a claim once the
-        # lifetime specified in the Claim-Attempt expires."
-        del self._proxies[record.key]
+        self._proxies.forget(record)
         self._events.append(ProxyDefenseEnded(record.claimant, record.domain, record.space))
 
     # ------------------------------------------------------------------ device-ID conflict

@@ -1,4 +1,4 @@
-"""What a UIAP engine remembers: flood records, proxy records, sequence numbers, deadlines.
+"""What a UIAP engine remembers: flood records, sequence numbers, deadlines.
 
 These are plain data structures with no protocol decisions; ``uuidkit.uiap.engine`` makes
 the decisions.
@@ -12,12 +12,10 @@ import heapq
 from collections import OrderedDict
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from uuidkit.uiap.constants import SEQUENCE_MODULUS
-from uuidkit.uiap.domain import DomainID
 from uuidkit.uiap.message import MessageID, next_sequence, sequence_distance
-from uuidkit.uiap.space import UIDSpace
 
 if TYPE_CHECKING:
     import random
@@ -25,7 +23,6 @@ if TYPE_CHECKING:
 __all__ = [
     "FloodRecord",
     "FloodTable",
-    "ProxyRecord",
     "SequenceNumbers",
     "TimerKey",
     "TimerQueue",
@@ -100,30 +97,6 @@ class FloodTable:
             del records[oldest.message_id]
 
 
-@dataclass(slots=True)
-class ProxyRecord:
-    """A claim this device defends for another device (UIAP §5.1).
-
-    Keyed by (claimant, Claim Reference Number, Domain ID): the reference number
-    "identifies a particular claim (not a flood)" (§4.1), so a later Claim-Attempt of the
-    same claim replaces the record (§5.1 leaves the choice open). ``expires`` is engine
-    seconds, or ``None`` for an infinite lifetime.
-
-    References: UIAP §4.1, §4.5.2, §5.1.
-    """
-
-    claimant: int
-    reference: int
-    domain: DomainID
-    space: UIDSpace
-    expires: float | None
-
-    @property
-    def key(self) -> tuple[int, int, DomainID]:
-        """The identity of the claim this record defends."""
-        return (self.claimant, self.reference, self.domain)
-
-
 class SequenceNumbers:
     """This device's flood sequence numbers: random start, +1 per flood, wrapping at 2**32.
 
@@ -176,11 +149,11 @@ class SequenceNumbers:
         self._runs.append([self.current, 0])
 
 
-#: What a deadline is for: ("claim", handle) or ("proxy", ProxyRecord key).
-TimerKey: TypeAlias = tuple[str, Hashable]
+#: What a deadline belongs to (the engine uses claim handles and proxy keys).
+TimerKey = TypeVar("TimerKey", bound=Hashable)
 
 
-class TimerQueue:
+class TimerQueue(Generic[TimerKey]):
     """Deadlines in a heap; entries whose owner moved on are skipped by the caller.
 
     Each entry is (deadline, insertion order, key); the insertion order makes ties

@@ -1,0 +1,114 @@
+"""Proxy defense: the claims this device defends on behalf of other devices (UIAP §5.1).
+
+A device "remembers Claim-Attempt messages from other devices and defends these claims as
+if they were the device's own". This module only remembers; the engine decides when to
+remember (only X+R attempts that it forwarded) and when to deny.
+
+Choices where §5.1 leaves room, also listed in docs/uiap.md:
+
+* One record per claim, keyed by (claimant, Claim Reference Number, Domain ID): the
+  reference number identifies "a particular claim (not a flood)" (§4.1). The most recent
+  Claim-Attempt of a claim replaces its record, lifetime and space included (§5.1: "MAY
+  choose to defend any or all of them"); arrival order decides, since other devices'
+  sequence numbers are "arbitrary identifiers" (§4.5.1).
+* A lifetime of 0 is valid (§4.5.2) and means defend for 0 seconds: no record is kept,
+  and a record of the same claim ends.
+* A Lifetime of 0xffffffff is infinite, as for IPv6 address lifetimes (§4.5.2).
+
+References: UIAP §4.1, §4.5.1, §4.5.2, §5.1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Final, TypeAlias
+
+from uuidkit.uiap.domain import DomainID
+from uuidkit.uiap.engine_types import LIFETIME_INFINITE
+from uuidkit.uiap.message import Message
+from uuidkit.uiap.space import UIDSpace
+
+__all__ = ["ProxyKey", "ProxyRecord", "ProxyTable"]
+
+#: (claimant's device ID, Claim Reference Number, Domain ID): one claim of one device.
+ProxyKey: TypeAlias = tuple[int, int, DomainID]
+
+_NONE: Final[dict[ProxyKey, ProxyRecord]] = {}
+
+
+@dataclass(slots=True)
+class ProxyRecord:
+    """A claim this device defends for ``claimant`` until ``expires`` (engine seconds;
+    ``None`` for an infinite lifetime).
+
+    References: UIAP §4.1, §4.5.2, §5.1.
+    """
+
+    claimant: int
+    reference: int
+    domain: DomainID
+    space: UIDSpace
+    expires: float | None
+
+    @property
+    def key(self) -> ProxyKey:
+        """The identity of the claim this record defends."""
+        return (self.claimant, self.reference, self.domain)
+
+
+class ProxyTable:
+    """Proxy records, indexed by domain so a Claim-Attempt is compared with its own domain.
+
+    References: UIAP §5.1.
+    """
+
+    __slots__ = ("_by_domain",)
+
+    def __init__(self) -> None:
+        self._by_domain: dict[DomainID, dict[ProxyKey, ProxyRecord]] = {}
+
+    def __len__(self) -> int:
+        return sum(len(records) for records in self._by_domain.values())
+
+    def __iter__(self) -> Iterator[ProxyRecord]:
+        for records in self._by_domain.values():
+            yield from records.values()
+
+    def get(self, key: ProxyKey) -> ProxyRecord | None:
+        """The record of ``key``, or ``None``."""
+        return self._by_domain.get(key[2], _NONE).get(key)
+
+    def in_domain(self, domain: DomainID) -> Iterator[ProxyRecord]:
+        """Every record of ``domain``."""
+        return iter(self._by_domain.get(domain, _NONE).values())
+
+    def remember(
+        self, message: Message, now: float
+    ) -> tuple[ProxyRecord | None, ProxyRecord | None]:
+        """Defend ``message``'s claim: returns (the new record or ``None``, the record it replaced).
+
+        The new record is ``None`` for a lifetime of 0. §5.1: "The lifetime is measured
+        from the time the device receives the Claim-Attempt message."
+        """
+        key = (message.device_id, message.claim_reference, message.domain)
+        records = self._by_domain.setdefault(message.domain, {})
+        previous = records.pop(key, None)
+        if message.lifetime == 0:
+            self._prune(message.domain)
+            return None, previous
+        infinite = message.lifetime == LIFETIME_INFINITE
+        expires = None if infinite else now + message.lifetime
+        record = ProxyRecord(*key[:2], message.domain, message.space, expires)
+        records[key] = record
+        return record, previous
+
+    def forget(self, record: ProxyRecord) -> None:
+        """Stop defending ``record`` (§5.1: "MUST stop defending a claim once the lifetime
+        specified in the Claim-Attempt expires")."""
+        del self._by_domain[record.domain][record.key]
+        self._prune(record.domain)
+
+    def _prune(self, domain: DomainID) -> None:
+        if not self._by_domain.get(domain):
+            self._by_domain.pop(domain, None)
