@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Final
 
 from uuidkit.errors import DecodeError, UnsupportedVersion
@@ -89,6 +90,8 @@ _OFFSET_FORMAT: Final = 33
 _OFFSET_UID_LEN: Final = 34
 _OFFSET_UID_LEN2: Final = 35
 _MESSAGE_TYPES: Final = {int(t): t for t in MessageType}
+#: A site uses a handful of domains: parse each Domain ID's 8 octets once.
+_domain_from_wire: Final = lru_cache(maxsize=256)(DomainID.from_wire)
 _FORMATS: Final = {int(f): f for f in Fmt}
 
 
@@ -162,7 +165,7 @@ def decode(
             "Originating Device ID",
             _OFFSET_DEVICE_ID,
         )
-    domain = DomainID.from_wire(fields[8])
+    domain = _domain_from_wire(fields[8])
     space = _decode_space(datagram, fields[10], fields[11], fields[12], domain)
     if domains is not None and domain in domains:
         _check_domain_rules(domains[domain], space)

@@ -142,7 +142,10 @@ def prefix_uid(packed: bytes, prefix_length: int) -> UID:
 
 
 def ipv4_address_uid(address: str | ipaddress.IPv4Address) -> UID:
-    """An IPv4 address as a 4-octet UID (UIAP §3.2.1.2)."""
+    """An IPv4 address as a 4-octet UID for :data:`IPV4_ADDRESSES`.
+
+    References: UIAP §3.2.1.2; RFC 791 §3.1.
+    """
     try:
         return UID(ipaddress.IPv4Address(address).packed)
     except ValueError as error:

@@ -85,21 +85,30 @@ class Fmt(enum.IntEnum):
 
 
 class Justification(enum.Enum):
-    """Whether a domain's UIDs align by their leftmost or rightmost octet (UIAP §3.2.1.1)."""
+    """Whether a domain's UIDs align by their leftmost or rightmost octet.
+
+    References: UIAP §3.2.1.1, §4.1 (J).
+    """
 
     LEFT = 0
     RIGHT = 1
 
 
 class DataType(enum.Enum):
-    """Whether a domain's UIDs are binary or character data (UIAP §3.2.1.1)."""
+    """Whether a domain's UIDs are binary or character data.
+
+    References: UIAP §3.2.1.1.
+    """
 
     BINARY = "binary"
     CHARACTER = "character"
 
 
 class Alignment(enum.Enum):
-    """Whether a domain's UIDs may end in a partially significant octet (UIAP §3.2.1.1)."""
+    """Whether a domain's UIDs may end in a partially significant octet.
+
+    References: UIAP §3.2.1.1.
+    """
 
     OCTET = "octet"
     BIT = "bit"
@@ -363,14 +372,16 @@ class NumberSpace:
         return self.name or f"domain {self.domain_id}"
 
     def _sort_key(self, uid: UID) -> _Key:
-        data = uid.data
+        return self._key_of(uid.data, uid.bits)
+
+    def _key_of(self, data: bytes, bits: int) -> _Key:
         if self.domain_id.right_justified:
             if self.significant_zeros:
-                return (len(data), data, uid.bits)
+                return (len(data), data, bits)
             stripped = data.lstrip(b"\0")
             return (len(stripped), stripped, 0)
         if self.significant_zeros:
-            return (0, data, uid.bits)
+            return (0, data, bits)
         return (0, data.rstrip(b"\0"), 0)
 
     def _interval(self, space: UIDSpace) -> tuple[_Key, _Key]:
@@ -381,16 +392,16 @@ class NumberSpace:
             return low, low
         if not self.allows_prefix:
             raise SpaceError(f"Fmt: prefix claims need a left-justified hierarchical {self.label}")
-        return low, self._sort_key(_last_with_prefix(space.first))
+        return low, self._key_of(_last_with_prefix(space.first), _FULL_OCTET)
 
 
-def _last_with_prefix(prefix: UID) -> UID:
-    """The largest UID beginning with ``prefix``: its bits, then ones up to 255 octets."""
-    data = bytearray(prefix.data)
-    if data:
-        data[-1] |= (1 << (_FULL_OCTET - prefix.bits)) - 1
-    data.extend(b"\xff" * (MAX_UID_OCTETS - len(data)))
-    return UID(bytes(data))
+def _last_with_prefix(prefix: UID) -> bytes:
+    """The octets of the largest UID beginning with ``prefix``: its bits, then ones up to
+    255 octets (all 8 bits of the last octet significant)."""
+    data = prefix.data
+    if prefix.bits != _FULL_OCTET:
+        data = data[:-1] + bytes((data[-1] | (1 << (_FULL_OCTET - prefix.bits)) - 1,))
+    return data + b"\xff" * (MAX_UID_OCTETS - len(data))
 
 
 @lru_cache(maxsize=256)
