@@ -11,6 +11,13 @@ from uuidkit.generators._policy import ClockRegression, CounterOverflow
 from uuidkit.generators.defaults import DEFAULT_V1, DEFAULT_V6, DEFAULT_V7, uuid1, uuid6, uuid7
 from uuidkit.generators.gregorian import GregorianConfig, V1Generator, V6Generator
 from uuidkit.generators.node import NodePolicy
+from uuidkit.generators.shared import (
+    SharedConfig,
+    SharedV1Generator,
+    SharedV6Generator,
+    SharedV7Generator,
+)
+from uuidkit.generators.statefile import StateUnavailableWarning
 from uuidkit.generators.v7 import V7Config, V7Counter, V7Generator
 
 __all__ = [
@@ -21,6 +28,11 @@ __all__ = [
     "CounterOverflow",
     "GregorianConfig",
     "NodePolicy",
+    "SharedConfig",
+    "SharedV1Generator",
+    "SharedV6Generator",
+    "SharedV7Generator",
+    "StateUnavailableWarning",
     "V1Generator",
     "V6Generator",
     "V7Config",

@@ -1,0 +1,377 @@
+"""Generators whose state lives in a state file: it survives restarts and crashes, and several
+processes on one host can share it.
+
+**Reservation.** Under the file's ``flock`` a generator reserves a *window* of time units
+(v7: milliseconds; v1/v6: 100 ns ticks) and, inside that window, a *range*: a block of
+``counter_block`` Method 1 counter values (v7) or one clock sequence (v1/v6). The file then
+records the window and the first range not yet handed out. Processes that reserve while the
+window is current get the next ranges of the same window; the first reservation after the
+window has passed opens a new one starting at the clock. A process generates from its range
+without touching the file until the clock passes its window or the range is used up; then it
+reserves again. The window end is the stored timestamp "set ahead of any timestamp yet used"
+(RFC 4122 §4.2.1.3): a restart inside the window takes the next range of that window, so a
+crash never forces a random clock sequence, and never reuses a range.
+
+**Guarantees** for all values of all processes that share one state file (and of every
+generator object on it):
+
+1. No two values are equal: every (window, range) pair is handed out once, under the lock.
+2. The values of one process are strictly increasing.
+3. A value never embeds a time earlier than the clock reading taken when it was requested
+   (unless the clock reads before the current window's start: then the window's start).
+4. Across processes: values in different time units (ms for v7, 100 ns for v1/v6) are ordered
+   by time unit; values in the same unit are ordered by the reservation order of their ranges.
+   Hence if ``u`` is returned (by any process) before ``v`` is requested and the clock reading
+   for ``v`` lies in a later time unit than the one embedded in ``u``, then ``u < v`` (for v1
+   only in timestamp order, since v1 values do not sort by time).
+
+With ``window_ms=1`` and ``counter_block=1`` every v7 value is its own reservation and the
+order of (4) is exact: any value returned before another is requested is smaller.
+
+References: RFC 9562 §6.3, §6.2 (Method 1); RFC 4122 §4.2.1.1-§4.2.1.4.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Final
+from uuid import UUID
+
+from uuidkit import _system
+from uuidkit._bits import FRAME_HIGH_SHIFT, FRAME_MID_SHIFT, MASK_14, version_bits
+from uuidkit._construct import from_int_unchecked
+from uuidkit.errors import InvalidField, StateFileError
+from uuidkit.generators._policy import Clock, RandomBytes, register_for_fork, word_stream
+from uuidkit.generators.node import NodePolicy, resolve_node
+from uuidkit.generators.statefile import StateFile, StoredState, warn_unavailable
+from uuidkit.layouts import v1_int, v6_int
+from uuidkit.timestamps import NS_PER_MS, NS_PER_TICK, unix_ns_to_gregorian_ticks
+
+__all__ = ["SharedConfig", "SharedV1Generator", "SharedV6Generator", "SharedV7Generator"]
+
+#: v7 layout of a shared generator: RFC 9562 §6.2 Method 1 counter of 42 bits (rand_a and
+#: the top 30 bits of rand_b), then 32 random bits.
+V7_COUNTER_BITS: Final = 42
+V7_TAIL_BITS: Final = 32
+_TICKS_PER_MS: Final = NS_PER_MS // NS_PER_TICK
+_VERSION_7: Final = version_bits(7)
+_LOW_COUNTER_MASK: Final = (1 << (V7_COUNTER_BITS - 12)) - 1
+_TAIL_MASK: Final = (1 << V7_TAIL_BITS) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class SharedConfig:
+    """Reservation sizes and durability of a state-file generator.
+
+    References: RFC 4122 §4.2.1.3 (window ahead), §4.2.1.4 (blocks).
+    """
+
+    #: Length of a reservation window, in milliseconds: how far ahead of the clock the stored
+    #: timestamp is set, and how long a process generates without touching the file.
+    window_ms: int = 1_000
+    #: v7 only: counter values per range (per millisecond per process before re-reserving).
+    counter_block: int = 1 << 20
+    #: A stored window ending more than this many milliseconds after the clock is
+    #: "future-dated" and ignored (it must exceed ``window_ms``).
+    max_future_ms: int = 60_000
+    #: fsync the file and its directory on every write.
+    durable: bool = True
+
+    def __post_init__(self) -> None:
+        for name, low, high in (
+            ("window_ms", 1, 1 << 32),
+            ("counter_block", 1, 1 << (V7_COUNTER_BITS - 2)),
+            ("max_future_ms", self.window_ms, 1 << 40),
+        ):
+            value = getattr(self, name)
+            if type(value) is not int or not low <= value <= high:
+                raise InvalidField(
+                    f"{name}: expected an int in [{low}, {high}], found {value!r}", name
+                )
+
+
+class _SharedGenerator:
+    """Reservation bookkeeping common to the v7 and v1/v6 state-file generators."""
+
+    _KIND = "v7"
+    _RANGE_BITS = V7_COUNTER_BITS
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        config: SharedConfig | None,
+        clock: Clock,
+        random_bytes: RandomBytes,
+    ) -> None:
+        self.config = config if config is not None else SharedConfig()
+        self.file = StateFile(path, durable=self.config.durable)
+        self._clock = clock
+        self._random_bytes = random_bytes
+        self._lock = threading.Lock()
+        self._in_memory: StoredState | None = None  # set when the file cannot be written
+        self._window_end = -1
+        self._range_start = 0
+        self._range_end = 0
+        self._unit = -1  # time unit of the last value (ms or tick)
+        self._node: int | None = None
+        # RFC 4122 §4.2.1.1: "The state only needs to be read from stable storage once at
+        # boot time": checked (and warned about) now; reservations re-read it under the lock
+        # because other processes may have moved it.
+        self._initial = self.file.read()
+        register_for_fork(self)
+
+    def _units_of(self, now_ns: int) -> int:
+        raise NotImplementedError
+
+    def _range_size(self) -> int:
+        return 1
+
+    def _seed(self) -> int:
+        # A fresh window starts at a random range with its top bit zero (rollover guard).
+        bits = self._RANGE_BITS - 1
+        return int.from_bytes(self._random_bytes(8)) & ((1 << bits) - 1)
+
+    def _usable(self, stored: StoredState | None, now_unit: int) -> StoredState | None:
+        if stored is None:
+            return None
+        if stored.kind != self._KIND:
+            warn_unavailable(self.file.path, f"kind {stored.kind!r}, expected {self._KIND!r}")
+            return None
+        future_limit = now_unit + self.config.max_future_ms * self._units_per_ms()
+        if stored.window_end > future_limit:
+            warn_unavailable(self.file.path, f"future-dated: window ends at {stored.window_end}")
+            return None
+        return stored
+
+    def _units_per_ms(self) -> int:
+        return 1
+
+    def _next_state(self, stored: StoredState | None, at: int, now_ns: int) -> StoredState:
+        """The state after reserving a range usable at time unit ``at`` (or later)."""
+        size = self._range_size()
+        if stored is not None and at <= stored.window_end:
+            if stored.next_range + size <= 1 << self._RANGE_BITS:
+                return StoredState(
+                    self._KIND,
+                    stored.window_start,
+                    stored.window_end,
+                    stored.next_range + size,
+                    stored.node,
+                    now_ns,
+                )
+            at = stored.window_end + 1  # every range of the window is used: next window
+        # Never below this generator's own last time unit: its values must keep increasing.
+        start = max(at, self._unit + 1)
+        end = start + self.config.window_ms * self._units_per_ms() - 1
+        return StoredState(self._KIND, start, end, self._seed() + size, self._node, now_ns)
+
+    def _reserve(self, at: int, now_ns: int) -> int:
+        """Reserve a range usable at ``at``; returns the time unit to use (>= ``at``)."""
+        now_unit = self._units_of(now_ns)
+        if self._in_memory is None:
+            try:
+                with self.file:
+                    stored = self._usable(self._read_current(), now_unit)
+                    state = self._adopt(stored, at, now_ns)
+                    self.file.write(state)
+            except (OSError, StateFileError) as error:
+                warn_unavailable(self.file.path, f"unwritable: {error}")
+                state = self._adopt(None, at, now_ns)
+                self._in_memory = state
+        else:
+            state = self._adopt(self._in_memory, at, now_ns)
+            self._in_memory = state
+        self._window_end = state.window_end
+        self._range_end = state.next_range
+        self._range_start = state.next_range - self._range_size()
+        return max(at, state.window_start)
+
+    def _read_current(self) -> StoredState | None:
+        # A file deleted since start-up (``uuidkit state reset``) is a fresh start; the
+        # start-up read already warned about a missing file.
+        return self.file.read() if self.file.path.exists() else None
+
+    def _adopt(self, stored: StoredState | None, at: int, now_ns: int) -> StoredState:
+        return self._next_state(stored, at, now_ns)
+
+    def reset_after_fork(self) -> None:
+        """In a forked child: drop the parent's range and lock so the child reserves its own."""
+        self._lock = threading.Lock()
+        self._window_end = -1
+        self._range_end = self._range_start = 0
+        self.file.reopen_after_fork()
+
+
+class SharedV7Generator(_SharedGenerator):
+    """UUIDv7 from a state file shared by processes: see the module for the guarantees.
+
+    - **Monotonic**: strictly increasing per process; across processes as guarantee (4).
+    - **Reseeding**: a new window starts its counter at a random 41-bit value; the 32-bit
+      tail is fresh for every UUID.
+    - **Clock regression**: KEEP: the last millisecond is kept and counting goes on.
+    - **Counter overflow**: ADVANCE: a used-up range reserves the next one; a used-up window
+      moves to the next window, ahead of the clock.
+    - **Thread safety**: one :class:`threading.Lock` per value; ``fcntl.flock`` between
+      processes around every reservation.
+    - **Fork**: the child forgets the parent's range and lock descriptor and reserves anew.
+    - **Persistence**: the reservation is written (atomically, fsynced) before it is used.
+
+    References: RFC 9562 §5.7, §6.2 (Method 1), §6.3; RFC 4122 §4.2.1.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        config: SharedConfig | None = None,
+        *,
+        clock: Clock = _system.system_clock_ns,
+        random_bytes: RandomBytes = _system.random_bytes,
+    ) -> None:
+        super().__init__(path, config, clock, random_bytes)
+        self._counter = 0
+        self._words: Iterator[int] = iter(())
+
+    def _units_of(self, now_ns: int) -> int:
+        return now_ns // NS_PER_MS
+
+    def reset_after_fork(self) -> None:
+        """In a forked child: also forget the buffered random words."""
+        super().reset_after_fork()
+        self._words = iter(())
+
+    def _range_size(self) -> int:
+        return self.config.counter_block
+
+    def __call__(self) -> UUID:
+        """The next UUIDv7."""
+        with self._lock:
+            return from_int_unchecked(self._next_int())
+
+    def generate(self, count: int) -> list[UUID]:
+        """``count`` consecutive values under one lock acquisition."""
+        with self._lock:
+            return [from_int_unchecked(self._next_int()) for _ in range(count)]
+
+    def _next_int(self) -> int:
+        now_ns = self._clock()
+        now_ms = now_ns // NS_PER_MS
+        if now_ms > self._window_end:
+            self._unit = self._reserve(now_ms, now_ns)
+            self._counter = self._range_start
+        elif now_ms > self._unit:
+            self._unit = now_ms
+            self._counter = self._range_start
+        if self._counter >= self._range_end:
+            self._unit = self._reserve(self._unit, now_ns)
+            self._counter = self._range_start
+        counter = self._counter
+        self._counter = counter + 1
+        word = next(self._words, None)
+        if word is None:
+            self._words = word_stream(self._random_bytes)
+            word = next(self._words)
+        tail = word & _TAIL_MASK
+        return (
+            (self._unit << FRAME_HIGH_SHIFT)
+            | _VERSION_7
+            | ((counter >> (V7_COUNTER_BITS - 12)) << FRAME_MID_SHIFT)
+            | ((counter & _LOW_COUNTER_MASK) << V7_TAIL_BITS)
+            | tail
+        )
+
+
+class SharedV6Generator(_SharedGenerator):
+    """UUIDv6 from a state file shared by processes: see the module for the guarantees.
+
+    Each reservation is a window of 100 ns ticks and one clock sequence; the node is kept in
+    the file (random with the multicast bit unless ``node_policy`` says otherwise).
+
+    - **Monotonic**: timestamps strictly increase per process; across processes as (4).
+    - **Reseeding**: a new window starts at a random 13-bit clock sequence; a node that
+      differs from the stored one starts a new window with a random clock sequence.
+    - **Clock regression**: KEEP: counting goes on from the last tick.
+    - **Counter overflow**: ADVANCE: a tick past the window reserves again; after 2**14
+      clock sequences a window is used up and the next one starts ahead of the clock.
+    - **Thread safety**: one :class:`threading.Lock` per value; ``fcntl.flock`` between
+      processes around every reservation.
+    - **Fork**: the child forgets the parent's reservation and reserves its own.
+    - **Persistence**: window, clock sequence and node are written before use.
+
+    References: RFC 9562 §5.6, §5.1, §6.3, §6.10; RFC 4122 §4.2.1.
+    """
+
+    _KIND = "v6"
+    _RANGE_BITS = 14
+    _pack = staticmethod(v6_int)
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        config: SharedConfig | None = None,
+        *,
+        node_policy: NodePolicy = NodePolicy.RANDOM,
+        clock: Clock = _system.system_clock_ns,
+        random_bytes: RandomBytes = _system.random_bytes,
+    ) -> None:
+        super().__init__(path, config, clock, random_bytes)
+        self._node_policy = node_policy
+        self._node = (
+            None if node_policy is NodePolicy.RANDOM else resolve_node(node_policy, random_bytes)
+        )
+        self._clock_seq = 0
+
+    def _units_of(self, now_ns: int) -> int:
+        return unix_ns_to_gregorian_ticks(now_ns)
+
+    def _units_per_ms(self) -> int:
+        return _TICKS_PER_MS
+
+    def _adopt(self, stored: StoredState | None, at: int, now_ns: int) -> StoredState:
+        if stored is not None and self._node is not None and stored.node != self._node:
+            # RFC 9562 §5.1: when the node changes, "setting the clock sequence to a random
+            # number minimizes the probability of a duplicate".
+            stored = None
+        if self._node is None:
+            self._node = (
+                stored.node
+                if stored is not None and stored.node is not None
+                else (resolve_node(NodePolicy.RANDOM, self._random_bytes))
+            )
+        return self._next_state(stored, at, now_ns)
+
+    def __call__(self) -> UUID:
+        """The next UUID."""
+        with self._lock:
+            return from_int_unchecked(self._next_int())
+
+    def generate(self, count: int) -> list[UUID]:
+        """``count`` consecutive values under one lock acquisition."""
+        with self._lock:
+            return [from_int_unchecked(self._next_int()) for _ in range(count)]
+
+    def _next_int(self) -> int:
+        now_ns = self._clock()
+        tick = max(unix_ns_to_gregorian_ticks(now_ns), self._unit + 1)
+        if tick > self._window_end or self._range_end == 0:
+            tick = self._reserve(tick, now_ns)
+            self._clock_seq = self._range_start & MASK_14
+        self._unit = tick
+        assert self._node is not None
+        return self._pack(tick, self._clock_seq, self._node)
+
+
+class SharedV1Generator(SharedV6Generator):
+    """UUIDv1 from a shared state file: :class:`SharedV6Generator` with the v1 layout.
+
+    - **Monotonic**, **Reseeding**, **Clock regression**, **Counter overflow**, **Thread
+      safety**, **Fork**, **Persistence**: as :class:`SharedV6Generator`; v1 values do not
+      sort by time, but their timestamps increase the same way.
+
+    References: RFC 9562 §5.1; RFC 4122 §4.2.1, §4.2.2.
+    """
+
+    _KIND = "v1"
+    _pack = staticmethod(v1_int)

@@ -1,0 +1,205 @@
+"""The generator state file: versioned JSON with a checksum, atomic writes, a cross-process lock.
+
+One file holds one time-based generator's reservation (see :mod:`uuidkit.generators.shared`)::
+
+    {"checksum": "1c291ca3", "format": "uuidkit-generator-state", "kind": "v7",
+     "next_range": 1048576, "node": null, "version": 1, "window_end": 1767225600999,
+     "window_start": 1767225600000, "written_ns": 1767225600000123456}
+
+``checksum`` is the CRC-32 (hex) of the other fields as canonical JSON (sorted keys, no
+spaces). Writes go to a temporary file in the same directory, which is fsynced, renamed over
+the state file, and followed by an fsync of the directory, so a crash leaves either the old
+or the new state, never a torn one. Readers and writers of one file serialise on
+``fcntl.flock`` of a companion ``<name>.lock`` file (the state file itself is replaced on
+every write, so it cannot carry the lock).
+
+A file that is missing, unreadable or fails any check is "state unavailable": the caller gets
+``None`` and a :class:`StateUnavailableWarning`, never an exception.
+
+References: RFC 9562 §6.3; RFC 4122 §4.2.1.1, §4.2.1.3, §4.2.1.4.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import warnings
+import zlib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Final
+
+from uuidkit.errors import StateFileError
+
+__all__ = ["KINDS", "StateFile", "StateUnavailableWarning", "StoredState"]
+
+FORMAT_NAME: Final = "uuidkit-generator-state"
+FORMAT_VERSION: Final = 1
+#: Generator kinds a state file can hold; their window unit and range meaning differ.
+KINDS: Final = ("v1", "v6", "v7")
+#: Larger files are not state files (a guard against reading something huge by mistake).
+_MAX_BYTES: Final = 4096
+_INT_FIELDS: Final = ("window_start", "window_end", "next_range", "written_ns")
+
+
+class StateUnavailableWarning(UserWarning):
+    """A state file was missing, unreadable, corrupted, future-dated or unwritable.
+
+    The generator carries on as RFC 4122 §4.2.1.1 describes for unavailable state: a fresh
+    random clock sequence or counter, never a reused value.
+    """
+
+
+@dataclass(frozen=True, slots=True)
+class StoredState:
+    """One reservation as stored on disk.
+
+    References: RFC 9562 §6.3 ("last known timestamp, clock sequence, counters").
+    """
+
+    #: "v1", "v6" or "v7".
+    kind: str
+    #: First time unit of the reservation window (v7: Unix ms; v1/v6: 100 ns Gregorian ticks).
+    window_start: int
+    #: Last time unit of the window (inclusive); "set ahead of any timestamp yet used".
+    window_end: int
+    #: First range not yet handed out in the window (v7: counter value; v1/v6: clock_seq).
+    next_range: int
+    #: The 48-bit node of v1/v6 generators (``None`` for v7).
+    node: int | None
+    #: When this state was written, in Unix-epoch nanoseconds.
+    written_ns: int
+
+    def to_text(self) -> str:
+        """The file's text: the fields plus format, version and checksum."""
+        body = {"format": FORMAT_NAME, "version": FORMAT_VERSION, **asdict(self)}
+        body["checksum"] = _checksum(body)
+        return json.dumps(body, sort_keys=True) + "\n"
+
+    @classmethod
+    def from_text(cls, text: str) -> StoredState:
+        """Parse and check a state file's text; raises :class:`~uuidkit.StateFileError`."""
+        try:
+            body = json.loads(text)
+        except ValueError as error:
+            raise StateFileError(f"not JSON: {error}") from None
+        if not isinstance(body, dict):
+            raise StateFileError("expected a JSON object at offset 0")
+        checksum = body.pop("checksum", None)
+        if checksum != _checksum(body):
+            raise StateFileError(f"checksum: expected {_checksum(body)}, found {checksum!r}")
+        if body.pop("format", None) != FORMAT_NAME or body.pop("version", None) != FORMAT_VERSION:
+            raise StateFileError(f"format: expected {FORMAT_NAME!r} version {FORMAT_VERSION}")
+        return cls._from_fields(body)
+
+    @classmethod
+    def _from_fields(cls, body: dict[str, object]) -> StoredState:
+        expected = {"kind", "node", *_INT_FIELDS}
+        if set(body) != expected:
+            raise StateFileError(f"fields: expected {sorted(expected)}, found {sorted(body)}")
+        kind, node = body["kind"], body["node"]
+        if kind not in KINDS:
+            raise StateFileError(f"kind: expected one of {KINDS}, found {kind!r}")
+        numbers = {name: body[name] for name in _INT_FIELDS}
+        for name, value in numbers.items():
+            if type(value) is not int or value < 0:
+                raise StateFileError(f"{name}: expected an int >= 0, found {value!r}")
+        if node is not None and (type(node) is not int or not 0 <= node < 1 << 48):
+            raise StateFileError(f"node: expected null or a 48-bit int, found {node!r}")
+        state = cls(str(kind), node=node, **numbers)  # type: ignore[arg-type]
+        if state.window_start > state.window_end:
+            raise StateFileError("window_start: after window_end")
+        return state
+
+
+def _checksum(body: dict[str, object]) -> str:
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+    return f"{zlib.crc32(canonical):08x}"
+
+
+def warn_unavailable(path: Path, reason: str) -> None:
+    """Issue the :class:`StateUnavailableWarning` for ``path``."""
+    warnings.warn(
+        f"generator state {str(path)!r} unavailable ({reason}): continuing with a fresh "
+        "random clock sequence/counter",
+        StateUnavailableWarning,
+        stacklevel=4,
+    )
+
+
+class StateFile:
+    """A state file on disk, with its lock file, read and written as the module describes.
+
+    References: RFC 9562 §6.3; RFC 4122 §4.2.1.1-§4.2.1.4.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, durable: bool = True) -> None:
+        self.path = Path(path)
+        self.lock_path = self.path.with_name(self.path.name + ".lock")
+        #: fsync file and directory on every write (off only for throw-away tests).
+        self.durable = durable
+        self._lock_fd: int | None = None
+
+    def read(self) -> StoredState | None:
+        """The stored state, or ``None`` (with a warning) when it is unavailable."""
+        try:
+            with self.path.open("rb") as stream:
+                raw = stream.read(_MAX_BYTES + 1)
+        except FileNotFoundError:
+            warn_unavailable(self.path, "missing")
+            return None
+        except OSError as error:
+            warn_unavailable(self.path, f"unreadable: {error.strerror or error}")
+            return None
+        try:
+            if len(raw) > _MAX_BYTES:
+                raise StateFileError(f"larger than {_MAX_BYTES} bytes")
+            return StoredState.from_text(raw.decode("utf-8"))
+        except (StateFileError, UnicodeDecodeError) as error:
+            warn_unavailable(self.path, f"corrupted: {error}")
+            return None
+
+    def write(self, state: StoredState) -> None:
+        """Replace the file atomically (temp file, fsync, rename, fsync directory)."""
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.write(descriptor, state.to_text().encode())
+            if self.durable:
+                os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+        os.replace(temporary, self.path)
+        if self.durable:
+            directory = os.open(self.path.parent, os.O_RDONLY)
+            try:
+                os.fsync(directory)
+            finally:
+                os.close(directory)
+
+    def __enter__(self) -> StateFile:
+        """Take the cross-process lock (``fcntl.flock`` on the lock file)."""
+        if self._lock_fd is None:
+            self._lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._lock_fd is not None:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+
+    def reopen_after_fork(self) -> None:
+        """Drop the inherited lock descriptor: a flock is shared by parent and child otherwise."""
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def remove(self) -> bool:
+        """Delete the state file under the lock; True if there was one."""
+        with self:
+            try:
+                self.path.unlink()
+            except FileNotFoundError:
+                return False
+            return True
