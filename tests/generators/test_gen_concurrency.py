@@ -1,0 +1,230 @@
+"""Threads, forks, processes sharing a state file, and kill -9 crashes.
+
+References: RFC 9562 §6.2, §6.3, §6.9; RFC 4122 §4.2.1.3, §4.2.1.4.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import pickle
+import random
+import signal
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import uuidkit
+from uuidkit.generators import (
+    DEFAULT_V6,
+    SharedConfig,
+    SharedV6Generator,
+    SharedV7Generator,
+    StateUnavailableWarning,
+)
+
+NS_PER_MS = 1_000_000
+
+
+def test_one_million_uuid7_increasing_and_on_the_wall_clock() -> None:
+    uuid7 = uuidkit.uuid7
+    previous = uuid7().int
+    for _ in range(999_999):
+        value = uuid7().int
+        assert value > previous
+        previous = value
+    wall_ms = time.time_ns() // NS_PER_MS
+    # RFC 9562 §6.1: no drift: the last timestamp is within 5 ms of the wall clock.
+    assert abs((previous >> 80) - wall_ms) <= 5
+
+
+@pytest.mark.parametrize("generate", [uuidkit.uuid7, DEFAULT_V6], ids=["v7", "v6"])
+def test_sixteen_threads(generate: Callable[[], uuidkit.UUID]) -> None:
+    per_thread = 20_000 if generate is uuidkit.uuid7 else 5_000
+    results: list[list[int]] = [[] for _ in range(16)]
+    barrier = threading.Barrier(16)
+
+    def work(out: list[int]) -> None:
+        barrier.wait()
+        append = out.append
+        for _ in range(per_thread):
+            append(generate().int)
+
+    threads = [threading.Thread(target=work, args=(out,)) for out in results]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    everything = [value for out in results for value in out]
+    assert len(set(everything)) == 16 * per_thread
+    for out in results:
+        assert all(a < b for a, b in itertools.pairwise(out))
+
+
+def _fork_and_collect(produce: Callable[[], list[int]]) -> tuple[list[int], list[int]]:
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        os.close(read_end)
+        try:
+            with os.fdopen(write_end, "wb") as stream:
+                pickle.dump(produce(), stream)
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    mine = produce()
+    with os.fdopen(read_end, "rb") as stream:
+        theirs: list[int] = pickle.load(stream)
+    os.waitpid(pid, 0)
+    return mine, theirs
+
+
+def test_fork_child_never_repeats_the_parent() -> None:
+    uuid7 = uuidkit.uuid7
+    uuid7()  # the parent has a seeded counter and buffered random words before forking
+    parent, child = _fork_and_collect(lambda: [uuid7().int for _ in range(100_000)])
+    assert len(child) == 100_000
+    assert not set(parent) & set(child)
+
+
+def test_fork_child_v6_and_bulk_never_repeat() -> None:
+    uuidkit.uuid6()
+    parent, child = _fork_and_collect(
+        lambda: (
+            [u.int for u in DEFAULT_V6.generate(2_000)]
+            + uuidkit.generators.DEFAULT_V7.generate_ints(20_000)
+        )
+    )
+    assert not set(parent) & set(child)
+
+
+# --- processes sharing one state file -----------------------------------------------------
+
+
+def _run_children(count: int, body: Callable[[int], object]) -> list[object]:
+    """Fork ``count`` children running ``body(index)``; return their pickled results."""
+    children = []
+    for index in range(count):
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_end)
+            status = 0
+            try:
+                warnings.simplefilter("ignore", StateUnavailableWarning)
+                with os.fdopen(write_end, "wb") as stream:
+                    pickle.dump(body(index), stream)
+            except BaseException:
+                status = 1
+            finally:
+                os._exit(status)
+        os.close(write_end)
+        children.append((pid, read_end))
+    results = []
+    for pid, read_end in children:
+        with os.fdopen(read_end, "rb") as stream:
+            results.append(pickle.load(stream))
+        assert os.waitpid(pid, 0)[1] == 0
+    return results
+
+
+def _timed_values(path: Path, config: SharedConfig, count: int) -> list[tuple[int, int, int]]:
+    generator = SharedV7Generator(path, config)
+    clock = time.time_ns
+    records = []
+    for _ in range(count):
+        start = clock()
+        value = generator().int
+        records.append((start, value, clock()))
+    return records
+
+
+def _check_shared_guarantees(per_process: list[list[tuple[int, int, int]]], exact: bool) -> None:
+    everything = [record for records in per_process for record in records]
+    values = [value for _, value, _ in everything]
+    assert len(set(values)) == len(values), "duplicates across processes"
+    for records in per_process:
+        own = [value for _, value, _ in records]
+        assert all(a < b for a, b in itertools.pairwise(own)), "not increasing"
+    for start, value, end in everything:
+        # Guarantee 3: never stamped before the request; never ahead of the clock here.
+        assert start // NS_PER_MS <= value >> 80 <= end // NS_PER_MS
+    # Guarantee 4: u returned before v is requested, in an earlier ms (or any, if exact) => u < v.
+    by_end = sorted(everything, key=lambda record: record[2])
+    pending: dict[int, int] = {}
+    best_below, position = -1, 0
+    for start, value, _ in sorted(everything):
+        while position < len(by_end) and by_end[position][2] < start:
+            _, ended, _ = by_end[position]
+            pending[ended >> 80] = max(pending.get(ended >> 80, -1), ended)
+            position += 1
+        current_ms = start // NS_PER_MS if not exact else 1 << 60
+        for ms in [ms for ms in pending if ms < current_ms]:
+            best_below = max(best_below, pending.pop(ms))
+        assert best_below < value, "a value below one returned before it was requested"
+
+
+def test_eight_processes_share_one_state_file(tmp_path: Path) -> None:
+    path = tmp_path / "shared.state"
+    config = SharedConfig(window_ms=50)
+    results = _run_children(8, lambda _: _timed_values(path, config, 50_000))
+    _check_shared_guarantees(results, exact=False)  # type: ignore[arg-type]
+
+
+def test_one_value_per_reservation_is_exactly_ordered(tmp_path: Path) -> None:
+    path = tmp_path / "exact.state"
+    config = SharedConfig(window_ms=1, counter_block=1, durable=False)
+    results = _run_children(4, lambda _: _timed_values(path, config, 400))
+    _check_shared_guarantees(results, exact=True)  # type: ignore[arg-type]
+
+
+# --- kill -9 ---------------------------------------------------------------------------------
+
+RECORD = 16
+
+
+def _generate_until_killed(make: Callable[[], Callable[[], uuidkit.UUID]], write_end: int) -> None:
+    warnings.simplefilter("ignore", StateUnavailableWarning)
+    generate = make()
+    while True:
+        os.write(write_end, generate().bytes)
+
+
+@pytest.mark.parametrize(("kind", "rounds"), [("v7", 200), ("v6", 40)])
+def test_kill_9_at_random_moments(tmp_path: Path, kind: str, rounds: int) -> None:
+    path = tmp_path / f"crash-{kind}.state"
+    config = SharedConfig(window_ms=20)
+    factory = SharedV7Generator if kind == "v7" else SharedV6Generator
+
+    def make() -> Callable[[], uuidkit.UUID]:
+        return factory(path, config)
+
+    chooser = random.Random(20260101)
+    seen: set[bytes] = set()
+    last = b""
+    for round_number in range(rounds):
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_end)
+            try:
+                _generate_until_killed(make, write_end)
+            finally:
+                os._exit(1)
+        os.close(write_end)
+        time.sleep(chooser.uniform(0.0005, 0.006))
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        with os.fdopen(read_end, "rb") as stream:
+            data = stream.read()
+        values = [data[i : i + RECORD] for i in range(0, len(data) - RECORD + 1, RECORD)]
+        for value in values:
+            assert value > last, f"round {round_number}: {value.hex()} <= {last.hex()}"
+            assert value not in seen
+            seen.add(value)
+            last = value
+    assert len(seen) > rounds

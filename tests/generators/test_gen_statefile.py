@@ -1,0 +1,179 @@
+"""State files: format, atomic replacement, and every way a file can be unavailable.
+
+References: RFC 9562 §6.3; RFC 4122 §4.2.1.1-§4.2.1.3.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+from gen_fakes import NS_PER_MS, START_NS, FakeClock, seeded_bytes
+
+from uuidkit import StateFileError
+from uuidkit.generators import (
+    SharedConfig,
+    SharedV6Generator,
+    SharedV7Generator,
+    StateUnavailableWarning,
+)
+from uuidkit.generators.statefile import StateFile, StoredState, _checksum
+
+START_MS = START_NS // NS_PER_MS
+HOUR_NS = 3_600_000_000_000
+VALID = StoredState("v7", START_MS, START_MS + 999, 1 << 30, None, START_NS)
+
+
+def v7_generator(path: Path, clock: FakeClock, seed: int = 1) -> SharedV7Generator:
+    config = SharedConfig(durable=False)
+    return SharedV7Generator(path, config, clock=clock, random_bytes=seeded_bytes(seed))
+
+
+def test_round_trip_and_checksum() -> None:
+    text = VALID.to_text()
+    assert StoredState.from_text(text) == VALID
+    body = json.loads(text)
+    assert body["format"] == "uuidkit-generator-state" and body["version"] == 1
+    body["next_range"] += 1
+    with pytest.raises(StateFileError, match="checksum: expected"):
+        StoredState.from_text(json.dumps(body))
+
+
+def corruptions() -> dict[str, bytes]:
+    text = VALID.to_text()
+    body = json.loads(text)
+    wrong_version = {**body, "version": 2}
+    wrong_version.pop("checksum")
+    wrong_version["checksum"] = _checksum(dict(wrong_version))
+    return {
+        "empty": b"",
+        "truncated": text[: len(text) // 2].encode(),
+        "garbage": b"\x00\xff not json",
+        "bit flip": text.replace('"v7"', '"v6"').encode(),
+        "not an object": b"[1, 2, 3]",
+        "wrong version": json.dumps(wrong_version).encode(),
+        "huge": b" " * 5000,
+    }
+
+
+@pytest.mark.parametrize("name", sorted(corruptions()))
+def test_corrupted_file_is_state_unavailable_never_a_crash(tmp_path: Path, name: str) -> None:
+    path = tmp_path / "gen.state"
+    path.write_bytes(corruptions()[name])
+    clock = FakeClock()
+    with pytest.warns(StateUnavailableWarning, match="corrupted"):
+        generator = v7_generator(path, clock)
+    with pytest.warns(StateUnavailableWarning, match="corrupted"):
+        first = generator().int
+    assert first >> 80 == START_MS  # a fresh window at the clock
+    # The file is rewritten with a valid reservation.
+    stored = StoredState.from_text(path.read_text())
+    assert stored.window_start == START_MS and stored.window_end == START_MS + 999
+
+
+def test_missing_file_warns_then_is_created(tmp_path: Path) -> None:
+    path = tmp_path / "new.state"
+    with pytest.warns(StateUnavailableWarning, match="missing"):
+        generator = v7_generator(path, FakeClock())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        generator()
+    assert StoredState.from_text(path.read_text()).kind == "v7"
+    assert Path(str(path) + ".lock").exists()
+
+
+def test_future_dated_file_is_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "future.state"
+    future_ms = START_MS + 2 * HOUR_NS // NS_PER_MS
+    path.write_text(StoredState("v7", future_ms, future_ms + 999, 5, None, START_NS).to_text())
+    generator = v7_generator(path, FakeClock())
+    with pytest.warns(StateUnavailableWarning, match="future-dated"):
+        value = generator().int
+    assert value >> 80 == START_MS
+
+
+def test_unwritable_location_continues_in_memory(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    path = blocker / "gen.state"
+    clock = FakeClock()
+    with pytest.warns(StateUnavailableWarning, match="unreadable|missing"):
+        generator = v7_generator(path, clock)
+    with pytest.warns(StateUnavailableWarning, match="unwritable"):
+        values = [generator().int]
+    for _ in range(5):
+        clock.advance(700 * NS_PER_MS)
+        values += [generator().int for _ in range(3)]
+    assert values == sorted(set(values))
+
+
+def test_wrong_kind_is_unavailable(tmp_path: Path) -> None:
+    path = tmp_path / "kind.state"
+    path.write_text(VALID.to_text())
+    generator = SharedV6Generator(
+        path, SharedConfig(durable=False), clock=FakeClock(), random_bytes=seeded_bytes(2)
+    )
+    with pytest.warns(StateUnavailableWarning, match="kind 'v7'"):
+        assert generator().version == 6
+
+
+def test_restart_inside_the_window_takes_the_next_range(tmp_path: Path) -> None:
+    path = tmp_path / "restart.state"
+    clock = FakeClock()
+    with pytest.warns(StateUnavailableWarning):
+        first = v7_generator(path, clock, seed=1)
+    before = [first().int for _ in range(10)]
+    second = v7_generator(path, clock, seed=1)  # same seed: only the file prevents reuse
+    after = second().int
+    assert after > before[-1] and after >> 80 == START_MS
+    assert (after >> 64) & 0xFFF >= (before[-1] >> 64) & 0xFFF
+
+
+def test_v6_restart_keeps_node_and_steps_clock_sequence(tmp_path: Path) -> None:
+    path = tmp_path / "v6.state"
+    clock = FakeClock()
+    config = SharedConfig(durable=False)
+    with pytest.warns(StateUnavailableWarning):
+        first = SharedV6Generator(path, config, clock=clock, random_bytes=seeded_bytes(4))
+    a = first()
+    clock.advance(1000)
+    b = SharedV6Generator(path, config, clock=clock, random_bytes=seeded_bytes(5))()
+    assert b.node == a.node  # the stored node, not a new random one
+    # RFC 4122 §4.2.1.3: a restart within the window needs no random clock sequence.
+    assert b.clock_seq == a.clock_seq + 1
+    assert b > a
+
+
+def test_clock_regression_and_window_change(tmp_path: Path) -> None:
+    path = tmp_path / "clock.state"
+    clock = FakeClock()
+    with pytest.warns(StateUnavailableWarning):
+        generator = v7_generator(path, clock)
+    values = [generator().int]
+    clock.advance(-HOUR_NS)
+    values.append(generator().int)
+    assert values[1] > values[0] and values[1] >> 80 == START_MS
+    clock.advance(HOUR_NS + 5_000 * NS_PER_MS)
+    values.append(generator().int)
+    assert values[2] >> 80 == clock.ms
+    assert StoredState.from_text(path.read_text()).window_start == clock.ms
+
+
+def test_counter_block_exhaustion_reserves_the_next_range(tmp_path: Path) -> None:
+    path = tmp_path / "block.state"
+    config = SharedConfig(counter_block=4, durable=False)
+    with pytest.warns(StateUnavailableWarning):
+        generator = SharedV7Generator(path, config, clock=FakeClock(), random_bytes=seeded_bytes(9))
+    values = [generator().int for _ in range(20)]
+    assert values == sorted(set(values))
+    assert {v >> 80 for v in values} == {START_MS}
+
+
+def test_remove(tmp_path: Path) -> None:
+    state = StateFile(tmp_path / "x.state")
+    assert not state.remove()
+    state.write(VALID)
+    assert StateFile(tmp_path / "x.state").read() == VALID
+    assert state.remove()
