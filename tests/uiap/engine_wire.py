@@ -15,6 +15,7 @@ import random
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from uuidkit.uiap import (
     MULTICAST,
@@ -23,6 +24,7 @@ from uuidkit.uiap import (
     EngineConfig,
     Event,
     Message,
+    MessageType,
     Transmit,
     UIDSpace,
     decode,
@@ -138,6 +140,22 @@ class Wire:
     def of_type(self, device_id: int, kind: type) -> list[Event]:
         """The events of ``device_id`` that are instances of ``kind``."""
         return [event for event in self.events(device_id) if isinstance(event, kind)]
+
+
+def attempt(device_id: int, sequence: int, space: UIDSpace, **fields: Any) -> Message:
+    """A Claim-Attempt in DOMAIN as device ``device_id`` would originate it."""
+    return Message(MessageType.CLAIM_ATTEMPT, device_id, sequence, DOMAIN, space, **fields)
+
+
+class StartAt(random.Random):
+    """A Random whose 32-bit draws return ``start``: it places the first sequence number."""
+
+    def __init__(self, start: int) -> None:
+        super().__init__(0)
+        self.start = start
+
+    def getrandbits(self, k: int) -> int:
+        return self.start if k == 32 else super().getrandbits(k)
 
 
 def inject(engine: Engine, message: Message, link: str, source: int, now: float) -> None:

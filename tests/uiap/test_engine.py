@@ -9,7 +9,17 @@ from __future__ import annotations
 import random
 
 import pytest
-from engine_wire import DOMAIN, OTHER_DOMAIN, Delivery, Wire, inject, span, unique
+from engine_wire import (
+    DOMAIN,
+    OTHER_DOMAIN,
+    Delivery,
+    StartAt,
+    Wire,
+    attempt,
+    inject,
+    span,
+    unique,
+)
 
 from uuidkit.errors import EngineError, SpaceError
 from uuidkit.uiap import (
@@ -23,20 +33,12 @@ from uuidkit.uiap import (
     Engine,
     EngineConfig,
     FailureReason,
-    Message,
     MessageDropped,
     MessageType,
-    UIDSpace,
     decode,
     encode,
 )
 from uuidkit.uiap.claims import TRANSITIONS, ClaimState, Trigger
-
-
-def attempt(device_id: int, sequence: int, space: UIDSpace, **fields: object) -> Message:
-    """A Claim-Attempt as another device would send it."""
-    return Message(MessageType.CLAIM_ATTEMPT, device_id, sequence, DOMAIN, space, **fields)  # type: ignore[arg-type]
-
 
 # ---------------------------------------------------------------- configuration
 
@@ -197,19 +199,8 @@ def test_release_stops_the_claim_and_its_defense() -> None:
 # ---------------------------------------------------------------- sequence numbers (§4.5.1)
 
 
-class _StartAt(random.Random):
-    """A Random whose 32-bit draws return ``start`` (to place the first sequence number)."""
-
-    def __init__(self, start: int) -> None:
-        super().__init__(0)
-        self.start = start
-
-    def getrandbits(self, k: int) -> int:
-        return self.start if k == 32 else super().getrandbits(k)
-
-
 def test_sequence_numbers_start_random_increment_per_flood_and_wrap() -> None:
-    engine = Engine(1, _StartAt((1 << 32) - 2))
+    engine = Engine(1, StartAt((1 << 32) - 2))
     engine.add_interface("a")
     engine.claim(DOMAIN, unique(1), 60, 0.0)
     engine.handle_timer(1.0)
@@ -320,7 +311,7 @@ def test_own_flood_coming_back_is_never_taken_for_another_claim() -> None:
 
 
 def test_own_message_after_its_record_expired_is_dropped_quietly() -> None:
-    engine = Engine(1, _StartAt(500))
+    engine = Engine(1, StartAt(500))
     engine.add_interface("a")
     engine.claim(DOMAIN, unique(5), 60, 0.0)
     (own,) = engine.datagrams_to_send()

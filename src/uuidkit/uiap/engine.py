@@ -172,7 +172,7 @@ class Engine:
         if reclaim:
             held = self._held_claim(domain, space)
             if held is not None:
-                held.proxy = proxy
+                held.proxy, held.lifetime = proxy, lifetime
                 self._start_run(held, Trigger.RECLAIM, now)
                 return held.handle
         handle = self._next_handle
@@ -478,9 +478,16 @@ class Engine:
             return
         # §2.4.3: "Decrement Hop Limit. For each active interface: (except the interface
         # the Claim-Attempt was received on) Send copy ... to UIAP multicast group."
-        data = encode(message.replace(hop_limit=message.hop_limit - 1))
+        data = encode(message.replace(hop_limit=self._next_hop_limit(message)))
         self.stats.forwarded += len(others)
         self._outbox.extend(Transmit(interface, MULTICAST, data) for interface in others)
+
+    def _next_hop_limit(self, message: Message) -> int:
+        # §4.1: the hop limit "is originally set to 32, and is decremented by the sending
+        # device each time a UIAP message is forwarded". Choice (§4.1 is silent on larger
+        # values): a received hop limit above our own initial one is clamped to it, so a
+        # misbehaving sender cannot send a flood further than our configuration allows.
+        return min(message.hop_limit - 1, self.config.hop_limit)
 
     def _on_deny(self, message: Message, interface: Hashable, source: Hashable) -> None:
         self.stats.denies_received += 1
@@ -523,7 +530,7 @@ class Engine:
             # that the hop limit is decremented rather than being reset."
             record.deny_sent = True
             self.stats.denies_forwarded += 1
-            data = encode(message.replace(hop_limit=message.hop_limit - 1))
+            data = encode(message.replace(hop_limit=self._next_hop_limit(message)))
             self._outbox.append(Transmit(record.interface, record.sender, data))
 
     # ------------------------------------------------------------------ proxy defense
