@@ -1,0 +1,107 @@
+"""Loss, scale and safety: the figures of whole runs on the real engine.
+
+The loss runs compare the measured rate of wrongly granted conflicting claims with the
+prediction of :mod:`uuidkit.testing.analysis` (derivation in docs/simulator.md).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from uuidkit.testing import (
+    LinkConfig,
+    Scenario,
+    Simulator,
+    build_simulator,
+    predict_wrong_grants,
+    topologies,
+)
+from uuidkit.uiap import DomainID, UIDSpace
+
+DOMAIN = DomainID.parse("fff:0:1:0")
+
+#: (loss, granted, denied, conflicting, wrongly granted) for seed 11.
+LOSS_RUNS = [(0.1, 674, 326, 339, 18), (0.3, 824, 176, 339, 168)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("loss", "granted", "denied", "conflicting", "wrong"), LOSS_RUNS)
+def test_loss_on_a_random_50_device_graph(
+    loss: float, granted: int, denied: int, conflicting: int, wrong: int
+) -> None:
+    scenario = Scenario(
+        topology="random", devices=50, degree=3, claims=1000, seed=11, link=LinkConfig(loss=loss)
+    )
+    sim = build_simulator(scenario)
+    report = sim.run()
+    # No crash, no stuck claim: every claim returned a result.
+    assert (report.pending, report.lost) == (0, 0)
+    assert (report.granted, report.denied) == (granted, denied)
+    assert (report.conflicting, report.wrongly_granted) == (conflicting, wrong)
+    predicted = predict_wrong_grants(sim.topology, loss, random.Random(1), pairs=100, trials=50)
+    measured = wrong / conflicting
+    assert predicted.lower <= measured <= predicted.upper
+    # Within three binomial standard deviations of the sampled model.
+    spread = 3 * math.sqrt(predicted.estimate * (1 - predicted.estimate) / conflicting)
+    assert abs(measured - predicted.estimate) <= spread
+
+
+def test_prediction_bounds_on_a_line() -> None:
+    # One path: the bounds are (1-(1-p)^h)^3 and (1-(1-p)^(2h))^3 and the flood and the
+    # deny share the same h hops, so the estimate sits near the upper bound.
+    line = topologies.line(2)
+    predicted = predict_wrong_grants(line, 0.5, random.Random(3), pairs=20, trials=400)
+    assert (predicted.lower, predicted.upper) == (0.125, 0.421875)
+    assert predicted.estimate == pytest.approx(0.421875, abs=0.05)
+    assert predict_wrong_grants(line, 0.0, random.Random(3), pairs=5).upper == 0.0
+
+
+def test_a_smaller_scale_run() -> None:
+    # The 1,000-device run is bench/bench_simulator.py; this is its shape at 200 devices.
+    scenario = Scenario(topology="segment_tree", devices=200, claims=30, spaces=10, seed=3)
+    sim = build_simulator(scenario)
+    report = sim.run()
+    assert (report.claims, report.granted, report.denied, report.pending) == (30, 9, 21, 0)
+    # Claims 3 s apart with no loss: the first claim of each space wins, the rest are denied.
+    assert report.granted == len({record.space for record in sim.records})
+    assert (report.conflicting, report.wrongly_granted, report.messages) == (21, 0, 3244)
+    assert report.messages_per_claim == pytest.approx(report.messages / 30)
+
+
+topology_params = st.tuples(st.integers(2, 8), st.floats(1.0, 3.0), st.integers(0, 2**16))
+claim_schedule = st.lists(
+    st.tuples(
+        st.integers(0, 7), st.integers(0, 3), st.integers(0, 40), st.sampled_from([0, 4, 60])
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    shape=topology_params,
+    schedule=claim_schedule,
+    jitter=st.sampled_from([0.0, 0.004]),
+    duplicate=st.sampled_from([0.0, 0.3]),
+)
+def test_without_loss_no_two_devices_ever_hold_overlapping_spaces(
+    shape: tuple[int, float, int],
+    schedule: list[tuple[int, int, int, int]],
+    jitter: float,
+    duplicate: float,
+) -> None:
+    devices, degree, seed = shape
+    topology = topologies.random_graph(devices, degree, random.Random(seed))
+    sim = Simulator(topology, seed=seed, link=LinkConfig(jitter=jitter, duplicate=duplicate))
+    for device, value, quarter_seconds, lifetime in schedule:
+        space = UIDSpace.unique(bytes([value]))
+        sim.claim(device % devices, DOMAIN, space, at=quarter_seconds / 4, lifetime=lifetime)
+    report = sim.run(max_events=100_000)
+    assert report.wrongly_granted == 0, f"seed {seed}"
+    assert report.pending == 0
