@@ -35,20 +35,6 @@ STDLIB_NAMES = [
     "uuid8",
 ]
 
-#: Names another engineer is still landing (engineer C's generators): expected to fail until
-#: they arrive. Empty once the work of issue 2 is complete.
-PENDING = {"uuid1", "uuid6", "uuid7"}
-
-
-def _pending(names: list[str]) -> list[object]:
-    return [
-        pytest.param(name, marks=pytest.mark.xfail(reason="not landed yet", strict=False))
-        if name in PENDING
-        else name
-        for name in names
-    ]
-
-
 #: Packages ``import uuidkit`` must not pull in: outer layers and optional dependencies.
 OPTIONAL_MODULES = [
     "uuidkit.cli",
@@ -104,7 +90,7 @@ def test_every_public_name_is_listed() -> None:
     assert sorted(public - set(uuidkit.__all__)) == []
 
 
-@pytest.mark.parametrize("name", _pending(STDLIB_NAMES))
+@pytest.mark.parametrize("name", STDLIB_NAMES)
 def test_standard_library_name_is_provided(name: str) -> None:
     assert name in uuidkit.__all__
     assert hasattr(uuidkit, name)
@@ -126,7 +112,7 @@ def test_uuid_is_the_standard_library_class() -> None:
     assert uuidkit.UUID is uuid.UUID
 
 
-@pytest.mark.parametrize("name", _pending(["uuid1", "uuid4", "uuid6", "uuid7", "uuid8"]))
+@pytest.mark.parametrize("name", ["uuid1", "uuid4", "uuid6", "uuid7", "uuid8"])
 def test_generators_return_standard_library_uuids(name: str) -> None:
     value = getattr(uuidkit, name)()
     assert isinstance(value, uuid.UUID)
