@@ -63,7 +63,7 @@ from uuidkit.uiap.events import (
 from uuidkit.uiap.message import Message, MessageID, MessageType
 from uuidkit.uiap.proxy import ProxyKey, ProxyRecord, ProxyTable
 from uuidkit.uiap.records import FloodRecord, FloodTable, SequenceNumbers, TimerQueue
-from uuidkit.uiap.space import NumberSpace, UIDSpace, spaces_overlap
+from uuidkit.uiap.space import NumberSpace, UIDSpace
 
 if TYPE_CHECKING:
     import random
@@ -111,7 +111,9 @@ class Engine:
         self.device_id = device_id
         self.config = config
         self.stats = EngineStats()
-        self._domains: Mapping[DomainID, NumberSpace] = dict(domains or {})
+        #: The caller's number spaces, which decode() also checks messages against.
+        self._known_rules: dict[DomainID, NumberSpace] = dict(domains or {})
+        self._rules_cache = dict(self._known_rules)
         self._rng = rng
         self._interfaces: dict[Hashable, None] = {}
         self._sequences = SequenceNumbers(rng)
@@ -214,7 +216,7 @@ class Engine:
             self._drop(DropReason.UNKNOWN_INTERFACE, interface, source)
             return
         try:
-            message = decode(data, domains=self._domains)
+            message = decode(data, domains=self._known_rules)
         except UnsupportedVersion:
             # §4.1: "UIAP devices MAY silently discard UIAP messages with unknown version".
             self._drop(DropReason.UNSUPPORTED_VERSION, interface, source)
@@ -262,13 +264,19 @@ class Engine:
         return None
 
     def _rules(self, domain: DomainID) -> NumberSpace:
-        rules = self._domains.get(domain)
-        return rules if rules is not None else NumberSpace.generic(domain)
+        """The number space of ``domain``: the caller's, else the DID's generic rules.
+
+        Only domains this device claims in, or proxy-defends, are ever looked up.
+        """
+        rules = self._rules_cache.get(domain)
+        if rules is None:
+            rules = self._rules_cache[domain] = NumberSpace.generic(domain)
+        return rules
 
     def _overlap(self, domain: DomainID, a: UIDSpace, b: UIDSpace) -> bool:
         # §3.2.4: "UIDs from different number spaces or domains ... MUST NOT perform such
         # a comparison" -- callers compare only spaces of the same DID.
-        return spaces_overlap(a, b, self._rules(domain))
+        return self._rules(domain).overlaps(a, b)
 
     def _conflicts_locally(self, domain: DomainID, space: UIDSpace) -> bool:
         # §2.4.1: "a claim will immediately fail if a conflicting claim already exits on
