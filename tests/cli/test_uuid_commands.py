@@ -144,7 +144,14 @@ def test_gen_format(capsys: pytest.CaptureFixture[str], style: str, expected: st
             ["-v", "5", "--name", "x", "--hash", "sha512"],
             "--hash: only for a name-based version 8, not version 5",
         ),
-        (["-v", "8", "--hash", "sha512"], "--hash: a name-based version 8 needs --name"),
+        (
+            ["-v", "8", "--hash", "sha512"],
+            "--hash/--namespace: a name-based version 8 needs --name",
+        ),
+        (
+            ["-v", "8", "--namespace", "url"],
+            "--hash/--namespace: a name-based version 8 needs --name",
+        ),
         (["-n", "0"], "--count: expected a positive number, found 0"),
         (
             ["-v", "5", "--namespace", "6ba7b810-9dad-11d1-80b4-00c04fd430cz", "--name", "x"],

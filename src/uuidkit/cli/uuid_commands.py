@@ -136,9 +136,9 @@ def _generator(args: argparse.Namespace) -> Callable[[], UUID]:
         raise UUIDKitError(f"--hash: only for a name-based version 8, not version {args.version}")
     if args.version in (3, 5) and not named:
         raise UUIDKitError(f"version {args.version} is name-based: give --name")
-    if args.version == 8 and (named or args.hash is not None):
+    if args.version == 8 and (named or args.hash is not None or args.namespace is not None):
         if not named:
-            raise UUIDKitError("--hash: a name-based version 8 needs --name")
+            raise UUIDKitError("--hash/--namespace: a name-based version 8 needs --name")
         return _name_based(args, lambda ns, name: build_v8_name(ns, name, args.hash or "sha256"))
     if args.version == 3:
         return _name_based(args, uuidkit.uuid3)
