@@ -75,7 +75,10 @@ _NS_PER_S: Final = 1_000_000_000
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
-    """Add ``gen``, ``inspect`` and ``convert``."""
+    """Add ``gen``, ``inspect`` and ``convert``.
+
+    References: RFC 9562 §4 (formats), §5 (versions), §6.6 (namespaces).
+    """
     styles = list(FORMAT_STYLES)
     gen = subparsers.add_parser("gen", help="generate UUIDs, one per line")
     gen.add_argument("-v", "--version", type=int, default=7, choices=[1, 3, 4, 5, 6, 7, 8])
@@ -109,7 +112,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def default_command(args: argparse.Namespace) -> int:
-    """No arguments: print a fresh UUIDv7 and its decoded fields."""
+    """No arguments: print a fresh UUIDv7 and its decoded fields.
+
+    References: RFC 9562 §5.7.
+    """
     print("\n".join(_text_lines(describe(uuidkit.uuid7()))))
     return 0
 
@@ -118,7 +124,10 @@ def default_command(args: argparse.Namespace) -> int:
 
 
 def gen_command(args: argparse.Namespace) -> int:
-    """``uuidkit gen``: ``--count`` new UUIDs of ``--version`` in ``--format``."""
+    """``uuidkit gen``: ``--count`` new UUIDs of ``--version`` in ``--format``.
+
+    References: RFC 9562 §5, §6.5 (names), §6.6 (namespaces), Appendix B.2 (name-based v8).
+    """
     if args.count < 1:
         raise UUIDKitError(f"--count: expected a positive number, found {args.count}")
     make = _generator(args)
@@ -170,7 +179,10 @@ def _namespace(text: str) -> UUID:
 
 
 def inspect_command(args: argparse.Namespace) -> int:
-    """``uuidkit inspect``: decode each UUID (all are parsed before anything is printed)."""
+    """``uuidkit inspect``: decode each UUID (all are parsed before anything is printed).
+
+    References: RFC 9562 §4.1, §4.2, §5.
+    """
     descriptions = [describe(parse(text)) for text in args.uuids]
     if args.json:
         for description in descriptions:
@@ -240,7 +252,10 @@ def _text_lines(description: dict[str, Any]) -> Iterator[str]:
 
 
 def convert_command(args: argparse.Namespace) -> int:
-    """``uuidkit convert``: read each UUID as ``--from`` says, reorder, write in ``--format``."""
+    """``uuidkit convert``: read each UUID as ``--from`` says, reorder, write in ``--format``.
+
+    References: RFC 9562 §4 (forms), §5.6 (v1 <-> v6).
+    """
     values = [_read(text, args.source) for text in args.uuids]
     if args.to_version == 6:
         values = [v1_to_v6(value) for value in values]
