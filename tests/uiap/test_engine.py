@@ -38,7 +38,7 @@ from uuidkit.uiap import (
     decode,
     encode,
 )
-from uuidkit.uiap.claims import TRANSITIONS, ClaimState, Trigger
+from uuidkit.uiap.claims import CONFLICT_RULES, TRANSITIONS, ClaimState, Trigger
 
 # ---------------------------------------------------------------- configuration
 
@@ -455,3 +455,16 @@ def test_state_table_covers_every_state_and_trigger() -> None:
     assert {trigger for _, trigger in TRANSITIONS} == set(Trigger)
     finals = {ClaimState.FAILED, ClaimState.EXPIRED, ClaimState.RELEASED}
     assert not {state for state, _ in TRANSITIONS} & finals
+
+
+def test_conflict_rules_cover_every_r_flag_combination() -> None:
+    assert set(CONFLICT_RULES) == {
+        (progress, ours, theirs)
+        for progress in (False, True)
+        for ours in (False, True)
+        for theirs in (False, True)
+    }
+    # §4.2.2.2: in progress, "If one Claim-Attempt is a re-claim and the other is not,
+    # then the re-claim takes precedence" -- the only case where we do not deny.
+    not_denied = [key for key, rule in CONFLICT_RULES.items() if not rule.deny]
+    assert not_denied == [(True, False, True)]

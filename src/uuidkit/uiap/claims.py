@@ -14,6 +14,9 @@ Rules (UIAP §2.4.1, §2.4.6, §4.2.2.2, §4.3.2, §4.4, §4.5.2):
   progress makes it ``FAILED``. Once a result is returned, Claim-Denies are discarded.
 * A reclaim of a ``HELD`` claim takes it back to ``ATTEMPTING`` (with R set); it stays
   defended meanwhile, by the simultaneous-claim rules, which favour a reclaim.
+* A Claim-Attempt that conflicts with a defended claim is resolved by
+  :data:`CONFLICT_RULES`: a held claim denies it; a claim in progress applies the R-flag
+  rules of §4.2.2.2 (same kind: deny and fail; a reclaim beats a new claim, both ways).
 * ``release`` ends any claim that has not ended (``RELEASED``); no event is reported.
 * ``FAILED``, ``EXPIRED`` and ``RELEASED`` are final.
 
@@ -30,13 +33,16 @@ from dataclasses import dataclass
 from typing import Final
 
 from uuidkit.uiap.domain import DomainID
+from uuidkit.uiap.events import FailureReason
 from uuidkit.uiap.space import UIDSpace
 
 __all__ = [
+    "CONFLICT_RULES",
     "DEFENDED",
     "IN_PROGRESS",
     "TRANSITIONS",
     "ClaimState",
+    "Conflict",
     "OwnClaim",
     "Trigger",
     "next_state",
@@ -102,6 +108,38 @@ IN_PROGRESS: Final[frozenset[ClaimState]] = frozenset({_S.ATTEMPTING, _S.WAITING
 
 #: States in which the claim is defended against other devices' Claim-Attempts.
 DEFENDED: Final[frozenset[ClaimState]] = frozenset({_S.ATTEMPTING, _S.WAITING, _S.HELD})
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """What a conflicting Claim-Attempt does to one of our claims.
+
+    ``deny``: send a Claim-Deny for the incoming attempt. ``failure``: our claim fails
+    with this reason (``None``: it continues, and is reported as defended when ``deny``).
+    """
+
+    deny: bool
+    failure: FailureReason | None
+
+
+#: (our claim is in progress, our R flag, the incoming R flag) -> what happens. A held
+#: claim is simply defended (§4.2.2.1: "the device MUST send back a Claim-Deny"); a claim
+#: in progress follows §4.2.2.2 ("If both ... are new claims (R not set) or re-claims (R
+#: set), then the receiving UIAP device sends a Claim-Deny message and reports a failure";
+#: "If the outgoing Claim-Attempt has the R flag set but the incoming Claim-Attempt does
+#: not, then the incoming claim is denied and the outgoing claim continues. If the
+#: incoming Claim-Attempt has the R flag set but the outgoing claim does not, then the
+#: outgoing claim fails immediately and the incoming claim is forwarded as normal.")
+CONFLICT_RULES: Final[dict[tuple[bool, bool, bool], Conflict]] = {
+    (False, False, False): Conflict(deny=True, failure=None),
+    (False, False, True): Conflict(deny=True, failure=None),
+    (False, True, False): Conflict(deny=True, failure=None),
+    (False, True, True): Conflict(deny=True, failure=None),
+    (True, False, False): Conflict(deny=True, failure=FailureReason.SIMULTANEOUS_CLAIM),
+    (True, True, True): Conflict(deny=True, failure=FailureReason.SIMULTANEOUS_CLAIM),
+    (True, True, False): Conflict(deny=True, failure=None),
+    (True, False, True): Conflict(deny=False, failure=FailureReason.PREEMPTED_BY_RECLAIM),
+}
 
 
 def next_state(state: ClaimState, trigger: Trigger) -> ClaimState:

@@ -29,13 +29,11 @@ References: UIAP §2.4, §3, §4.2, §4.3, §4.4, §4.5, §5.1, §9, §10.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Final
 
-from uuidkit.errors import DecodeError, EngineError, UnsupportedVersion
-from uuidkit.uiap.claims import ClaimState, OwnClaim, Trigger
-from uuidkit.uiap.codec import decode, encode
+from uuidkit.errors import EngineError
+from uuidkit.uiap.claims import CONFLICT_RULES, ClaimState, OwnClaim, Trigger
 from uuidkit.uiap.domain import DomainID
 from uuidkit.uiap.engine_types import (
     DEFAULT_ENGINE_CONFIG,
@@ -51,18 +49,15 @@ from uuidkit.uiap.events import (
     ClaimExpired,
     ClaimFailed,
     ClaimSucceeded,
-    DeviceIDConflictSuspected,
-    DropReason,
-    Event,
     FailureReason,
-    MessageDropped,
     ProxyDefended,
     ProxyDefenseEnded,
     ProxyDefenseStarted,
 )
-from uuidkit.uiap.message import Message, MessageID, MessageType
+from uuidkit.uiap.flooding import Forwarder
+from uuidkit.uiap.message import Message, MessageType
 from uuidkit.uiap.proxy import ProxyKey, ProxyRecord, ProxyTable
-from uuidkit.uiap.records import FloodRecord, FloodTable, SequenceNumbers, TimerQueue
+from uuidkit.uiap.records import TimerQueue
 from uuidkit.uiap.space import NumberSpace, UIDSpace
 
 if TYPE_CHECKING:
@@ -78,14 +73,17 @@ __all__ = [
     "Transmit",
 ]
 
-#: Largest Originating Device ID: the field is 8 octets (UIAP §4.1).
-_DEVICE_ID_LIMIT: Final = 1 << 64
 #: Claim Reference Numbers are 32-bit (UIAP §4.1).
 _REFERENCE_MODULUS: Final = 1 << 32
 
 
-class Engine:
+class Engine(Forwarder):
     """The UIAP behaviour of one device: claims, flooding, denying, proxy defense.
+
+    Receiving, forwarding and relaying (``receive_datagram``, ``add_interface``,
+    ``remove_interface``, ``datagrams_to_send``, ``next_event``, ``stats``) come from
+    :class:`~uuidkit.uiap.flooding.Forwarder`; this class adds the device's own claims,
+    its deadlines and proxy defense.
 
     ``device_id`` is the 64-bit Originating Device ID (0 is reserved, UIAP §4.1);
     ``rng`` supplies the random start of the sequence numbers (§4.5.1). ``domains`` maps
@@ -104,44 +102,14 @@ class Engine:
         *,
         domains: Mapping[DomainID, NumberSpace] | None = None,
     ) -> None:
-        # §4.1: "ID 0 (all bits 0) is reserved to represent a non-existent device, and
-        # MUST NOT appear in a message."
-        if not 0 < device_id < _DEVICE_ID_LIMIT:
-            raise EngineError(f"device_id must be in 1 .. 2**64-1, got {device_id}")
-        self.device_id = device_id
-        self.config = config
-        self.stats = EngineStats()
-        #: The caller's number spaces, which decode() also checks messages against.
-        self._known_rules: dict[DomainID, NumberSpace] = dict(domains or {})
+        super().__init__(device_id, rng, config, domains)
         self._rules_cache = dict(self._known_rules)
-        self._rng = rng
-        self._interfaces: dict[Hashable, None] = {}
-        self._sequences = SequenceNumbers(rng)
-        self._floods = FloodTable(config.flood_record_lifetime)
         self._claims: dict[int, OwnClaim] = {}
         self._proxies = ProxyTable()
         self._timers: TimerQueue[int | ProxyKey] = TimerQueue()
-        self._outbox: list[Transmit] = []
-        self._events: deque[Event] = deque()
         self._next_handle = 1
 
     # ------------------------------------------------------------------ the caller's API
-
-    def add_interface(self, interface: Hashable) -> None:
-        """Start participating on ``interface`` (an opaque key); adding twice is harmless.
-
-        References: UIAP §3.1 ("MUST join the UIAP multicast group").
-        """
-        self._interfaces[interface] = None
-
-    def remove_interface(self, interface: Hashable) -> None:
-        """Stop participating on ``interface``; its datagrams are dropped from now on.
-
-        References: UIAP §1.1 (Site), §2.4.3 ("active interface").
-        """
-        if interface not in self._interfaces:
-            raise EngineError(f"interface {interface!r} was never added")
-        del self._interfaces[interface]
 
     def claim(
         self,
@@ -201,35 +169,6 @@ class Engine:
             own.fire(Trigger.RELEASE)
             own.deadline = None
 
-    def receive_datagram(
-        self, data: bytes, interface: Hashable, source: Hashable, now: float
-    ) -> None:
-        """Process one datagram that arrived on ``interface`` from link-local ``source``.
-
-        Never raises for bad input: it counts and drops it with a ``MessageDropped``.
-
-        References: UIAP §2.4.2, §2.4.4, §4.1, §4.2.2, §4.3.2; DESIGN.md example 10.
-        """
-        self.stats.received += 1
-        self._run_due(now)
-        if interface not in self._interfaces:
-            self._drop(DropReason.UNKNOWN_INTERFACE, interface, source)
-            return
-        try:
-            message = decode(data, domains=self._known_rules)
-        except UnsupportedVersion:
-            # §4.1: "UIAP devices MAY silently discard UIAP messages with unknown version".
-            self._drop(DropReason.UNSUPPORTED_VERSION, interface, source)
-            return
-        except DecodeError:
-            self._drop(DropReason.MALFORMED, interface, source)
-            return
-        self._floods.expire(now)
-        if message.type is MessageType.CLAIM_ATTEMPT:
-            self._on_attempt(message, interface, source, now)
-        else:
-            self._on_deny(message, interface, source)
-
     def handle_timer(self, now: float) -> None:
         """Run every deadline due at or before ``now`` (call it when ``get_timer`` passes).
 
@@ -245,15 +184,6 @@ class Engine:
                 return top[0]
             timers.pop()
         return None
-
-    def datagrams_to_send(self) -> list[Transmit]:
-        """Every datagram queued since the last call, in order (the queue is emptied)."""
-        outbox, self._outbox = self._outbox, []
-        return outbox
-
-    def next_event(self) -> Event | None:
-        """The oldest event not yet returned, or ``None``."""
-        return self._events.popleft() if self._events else None
 
     # ------------------------------------------------------------------ own claims
 
@@ -318,16 +248,9 @@ class Engine:
             lifetime=own.lifetime,
             claim_reference=own.handle % _REFERENCE_MODULUS,
         )
-        # §4.2.2.3: "a device MUST remember Claim-Attempt messages that it originates, in
-        # order to protect against loops" -- recorded before anything is sent.
-        record = FloodRecord(MessageID(self.device_id, sequence), None, None, now, now)
-        record.own_claim, record.own_run = own.handle, own.run
-        self._floods.add(record)
         if not announce:
             own.attempts_sent += 1
-        self.stats.attempts_originated += 1
-        data = encode(message)
-        self._outbox.extend(Transmit(interface, MULTICAST, data) for interface in self._interfaces)
+        self._originate(message, now, own.handle, own.run)
 
     def _schedule_claim(self, own: OwnClaim, deadline: float | None) -> None:
         own.deadline = deadline
@@ -393,157 +316,46 @@ class Engine:
             elif owner is not None:
                 self._end_proxy(owner)
 
-    # ------------------------------------------------------------------ receiving
-
-    def _drop(self, reason: DropReason, interface: Hashable, source: Hashable) -> None:
-        self.stats.dropped[reason] += 1
-        if self.config.drop_events:
-            self._events.append(MessageDropped(reason, interface, source))
-
-    def _on_attempt(
-        self, message: Message, interface: Hashable, source: Hashable, now: float
-    ) -> None:
-        message_id = message.message_id
-        known = self._floods.get(message_id)
-        if known is not None:
-            # §2.4.2: "If device has already seen this Claim-Attempt message: Update last
-            # received time. Discard message." -- also a copy arriving on a second
-            # interface (§4.2.2.1 "MUST be discarded") and our own flood coming back.
-            self._floods.touch(known, now)
-            self._drop(DropReason.DUPLICATE, interface, source)
-            return
-        if message.device_id == self.device_id:
-            if self._sequences.was_issued(message.sequence):
-                self._drop(DropReason.OWN_MESSAGE, interface, source)
-                return
-            self._suspect_device_id_conflict(message, interface, source)
-        # §4.2.2.1: "If the message has not been processed, it MUST be remembered and
-        # processed", with the sender of the first copy (§2.4.2 "Store message record").
-        record = FloodRecord(message_id, interface, source, now, now)
-        self._floods.add(record)
-        self.stats.attempts_received += 1
-        if self._must_deny(message):
-            self._send_deny(message, record)
-            return
-        self._forward_attempt(message, interface)
-        self._maybe_proxy(message, now)
-
     def _must_deny(self, message: Message) -> bool:
-        """Compare with the claims this device defends; fail our losing claims (§4.2.2.2)."""
+        """Compare with the claims this device defends (§4.2.2.1), resolving simultaneous
+        claims by :data:`~uuidkit.uiap.claims.CONFLICT_RULES` (§4.2.2.2)."""
         deny = False
+        message_id = (message.device_id, message.sequence)
         for own in list(self._claims.values()):
             if own.domain != message.domain:
                 continue
             if not self._overlap(message.domain, own.space, message.space):
                 continue
-            # §4.2.2.1: "If the device has a conflicting claim (same DID and intersecting
-            # UID space), the device MUST send back a Claim-Deny".
-            if not own.in_progress:
-                deny = True
-                self._events.append(ClaimDefended(own.handle, *_message_id(message)))
-            elif own.reclaim == message.reclaim:
-                # §4.2.2.2: both new or both re-claims: "sends a Claim-Deny message and
-                # reports a failure to the application".
-                deny = True
-                self._fail(own, Trigger.LOST_SIMULTANEOUS, FailureReason.SIMULTANEOUS_CLAIM)
-            elif own.reclaim:
-                # §4.2.2.2: outgoing R, incoming not: "the incoming claim is denied and the
-                # outgoing claim continues".
-                deny = True
-                self._events.append(ClaimDefended(own.handle, *_message_id(message)))
-            else:
-                # §4.2.2.2: incoming R, outgoing not: "the outgoing claim fails immediately
-                # and the incoming claim is forwarded as normal".
-                self._fail(own, Trigger.LOST_SIMULTANEOUS, FailureReason.PREEMPTED_BY_RECLAIM)
+            conflict = CONFLICT_RULES[own.in_progress, own.reclaim, message.reclaim]
+            deny = deny or conflict.deny
+            if conflict.failure is not None:
+                self._fail(own, Trigger.LOST_SIMULTANEOUS, conflict.failure)
+            elif conflict.deny:
+                self._events.append(ClaimDefended(own.handle, *message_id))
         for record in self._proxies.in_domain(message.domain):
             # §5.1: "A device providing proxy defense MUST NOT defend the claim against
             # the original claimant."
-            if record.claimant == message.device_id or record.domain != message.domain:
+            if record.claimant == message.device_id:
                 continue
             if self._overlap(message.domain, record.space, message.space):
                 deny = True
-                self._events.append(ProxyDefended(record.claimant, *_message_id(message)))
+                self._events.append(ProxyDefended(record.claimant, *message_id))
         return deny
 
-    def _send_deny(self, message: Message, record: FloodRecord) -> None:
-        # §4.3.1: "a copy of the Claim-Attempt message being denied, except that the Type
-        # field is set to 0x1 and the Hop Limit field is reset to 32".
-        deny = message.replace(type=MessageType.CLAIM_DENY, hop_limit=self.config.hop_limit)
-        # §4.3.2: "MUST send the Claim-Deny message out the same interface that the
-        # matching Claim-Attempt was first received", to the recorded sender.
-        record.deny_sent = True
-        self.stats.denied += 1
-        self._outbox.append(Transmit(record.interface, record.sender, encode(deny)))
-
-    def _forward_attempt(self, message: Message, arrival: Hashable) -> None:
-        # §4.1: "Messages with a hop limit of 0 SHOULD be processed but MUST NOT be
-        # forwarded."
-        if message.hop_limit == 0:
-            self.stats.hop_limit_reached += 1
-            return
-        others = [interface for interface in self._interfaces if interface != arrival]
-        if not others:
-            return
-        # §2.4.3: "Decrement Hop Limit. For each active interface: (except the interface
-        # the Claim-Attempt was received on) Send copy ... to UIAP multicast group."
-        data = encode(message.replace(hop_limit=self._next_hop_limit(message)))
-        self.stats.forwarded += len(others)
-        self._outbox.extend(Transmit(interface, MULTICAST, data) for interface in others)
-
-    def _next_hop_limit(self, message: Message) -> int:
-        # §4.1: the hop limit "is originally set to 32, and is decremented by the sending
-        # device each time a UIAP message is forwarded". Choice (§4.1 is silent on larger
-        # values): a received hop limit above our own initial one is clamped to it, so a
-        # misbehaving sender cannot send a flood further than our configuration allows.
-        return min(message.hop_limit - 1, self.config.hop_limit)
-
-    def _on_deny(self, message: Message, interface: Hashable, source: Hashable) -> None:
-        self.stats.denies_received += 1
-        record = self._floods.get(message.message_id)
-        if record is None:
-            if message.device_id == self.device_id and not self._sequences.was_issued(
-                message.sequence
-            ):
-                self._suspect_device_id_conflict(message, interface, source)
-            # §4.3.2: "If a match is not found, it SHOULD silently discard the Claim-Deny."
-            self._drop(DropReason.DENY_UNMATCHED, interface, source)
-            return
-        if record.own_claim is not None:
-            own = self._claims.get(record.own_claim)
-            if own is not None and own.in_progress and own.run == record.own_run:
-                # §4.3.2: "the claim is still in progress ... MUST return a failure to the
-                # application and stop the claim."
-                self._fail(own, Trigger.DENY, FailureReason.DENIED)
-            else:
-                # §4.3.2: "If a result has already been returned to the application, the
-                # Claim-Deny message MUST be discarded."
-                self._drop(DropReason.DENY_AFTER_RESULT, interface, source)
-            return
-        self._forward_deny(message, record, interface, source)
-
-    def _forward_deny(
-        self, message: Message, record: FloodRecord, interface: Hashable, source: Hashable
+    def _deny_for_own_flood(
+        self, claim: int, run: int, interface: Hashable, source: Hashable
     ) -> None:
-        if record.deny_sent:
-            # §4.3.2: "SHOULD NOT forward more than one Claim-Deny per Claim-Attempt
-            # message. After the first, additional Claim-Deny messages SHOULD be silently
-            # dropped."
-            self._drop(DropReason.DENY_ALREADY_SENT, interface, source)
-        elif message.hop_limit == 0:
-            self._drop(DropReason.DENY_HOP_LIMIT, interface, source)
-        elif record.interface not in self._interfaces:
-            self._drop(DropReason.DENY_INTERFACE_GONE, interface, source)
+        own = self._claims.get(claim)
+        if own is not None and own.in_progress and own.run == run:
+            # §4.3.2: "the claim is still in progress ... MUST return a failure to the
+            # application and stop the claim."
+            self._fail(own, Trigger.DENY, FailureReason.DENIED)
         else:
-            # §2.4.5: "Forwarding a Claim-Deny message is similar to sending one, except
-            # that the hop limit is decremented rather than being reset."
-            record.deny_sent = True
-            self.stats.denies_forwarded += 1
-            data = encode(message.replace(hop_limit=self._next_hop_limit(message)))
-            self._outbox.append(Transmit(record.interface, record.sender, data))
+            super()._deny_for_own_flood(claim, run, interface, source)
 
     # ------------------------------------------------------------------ proxy defense
 
-    def _maybe_proxy(self, message: Message, now: float) -> None:
+    def _after_forward(self, message: Message, now: float) -> None:
         # §5.1: "Claim-Attempt messages without both these flags set MUST NOT be proxied."
         if not (self.config.proxy_defense and message.proxy and message.reclaim):
             return
@@ -567,24 +379,3 @@ class Engine:
     def _end_proxy(self, record: ProxyRecord) -> None:
         self._proxies.forget(record)
         self._events.append(ProxyDefenseEnded(record.claimant, record.domain, record.space))
-
-    # ------------------------------------------------------------------ device-ID conflict
-
-    def _suspect_device_id_conflict(
-        self, message: Message, interface: Hashable, source: Hashable
-    ) -> None:
-        # §9: "If a device receives a message that contains the device's ID as the
-        # originator ID but the device has no record of sending that message, there may be
-        # a device ID conflict. If the sequence number is "close" to the device's current
-        # sequence number, the device MAY choose a new random sequence number".
-        close = self._sequences.distance(message.sequence) < self.config.sequence_guard
-        if close:
-            self._sequences.jump(self._rng)
-        self.stats.device_id_conflicts += 1
-        self._events.append(
-            DeviceIDConflictSuspected(message.sequence, interface, source, resequenced=close)
-        )
-
-
-def _message_id(message: Message) -> tuple[int, int]:
-    return message.device_id, message.sequence

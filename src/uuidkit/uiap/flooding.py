@@ -1,0 +1,276 @@
+"""What every UIAP device does with the messages it receives: the flooding layer.
+
+Records Claim-Attempt floods, drops the copies it already knows, forwards the rest out
+its other interfaces, sends and relays Claim-Denies hop by hop back to the originator,
+originates its own floods (recorded before they are sent), and notices messages that
+carry its own device ID without having been sent by it. A device that never claims
+anything does exactly this (§2.4.2 - §2.4.5).
+
+Which Claim-Attempts to deny, and what a Claim-Deny for one of its own floods means, are
+the claimant's business: :class:`uuidkit.uiap.engine.Engine` extends :class:`Forwarder`
+with claims, timers and proxy defense through four hooks (``_run_due``, ``_must_deny``,
+``_after_forward``, ``_deny_for_own_flood``).
+
+References: UIAP §2.4.2, §2.4.3, §2.4.4, §2.4.5, §4.1, §4.2.2.1, §4.2.2.3, §4.3, §9.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Hashable, Mapping
+from typing import TYPE_CHECKING, Final
+
+from uuidkit.errors import DecodeError, EngineError, UnsupportedVersion
+from uuidkit.uiap.codec import decode, encode
+from uuidkit.uiap.domain import DomainID
+from uuidkit.uiap.engine_types import MULTICAST, EngineConfig, EngineStats, Transmit
+from uuidkit.uiap.events import DeviceIDConflictSuspected, DropReason, Event, MessageDropped
+from uuidkit.uiap.message import Message, MessageType
+from uuidkit.uiap.records import FloodRecord, FloodTable, SequenceNumbers
+from uuidkit.uiap.space import NumberSpace
+
+if TYPE_CHECKING:
+    import random
+
+__all__ = ["Forwarder"]
+
+#: Largest Originating Device ID: the field is 8 octets (UIAP §4.1).
+_DEVICE_ID_LIMIT: Final = 1 << 64
+
+
+class Forwarder:
+    """One device's flooding layer: receive, record, forward, deny, relay (see module doc).
+
+    References: UIAP §2.4.2 - §2.4.5, §4.2.2.1, §4.2.2.3, §4.3, §9.
+    """
+
+    def __init__(
+        self,
+        device_id: int,
+        rng: random.Random,
+        config: EngineConfig,
+        domains: Mapping[DomainID, NumberSpace] | None,
+    ) -> None:
+        # §4.1: "ID 0 (all bits 0) is reserved to represent a non-existent device, and
+        # MUST NOT appear in a message."
+        if not 0 < device_id < _DEVICE_ID_LIMIT:
+            raise EngineError(f"device_id must be in 1 .. 2**64-1, got {device_id}")
+        self.device_id = device_id
+        self.config = config
+        self.stats = EngineStats()
+        #: The caller's number spaces, which decode() also checks messages against.
+        self._known_rules: dict[DomainID, NumberSpace] = dict(domains or {})
+        self._rng = rng
+        self._interfaces: dict[Hashable, None] = {}
+        self._sequences = SequenceNumbers(rng)
+        self._floods = FloodTable(config.flood_record_lifetime)
+        self._outbox: list[Transmit] = []
+        self._events: deque[Event] = deque()
+
+    def add_interface(self, interface: Hashable) -> None:
+        """Start participating on ``interface`` (an opaque key); adding twice is harmless.
+
+        References: UIAP §3.1 ("MUST join the UIAP multicast group").
+        """
+        self._interfaces[interface] = None
+
+    def remove_interface(self, interface: Hashable) -> None:
+        """Stop participating on ``interface``; its datagrams are dropped from now on.
+
+        References: UIAP §1.1 (Site), §2.4.3 ("active interface").
+        """
+        if interface not in self._interfaces:
+            raise EngineError(f"interface {interface!r} was never added")
+        del self._interfaces[interface]
+
+    def receive_datagram(
+        self, data: bytes, interface: Hashable, source: Hashable, now: float
+    ) -> None:
+        """Process one datagram that arrived on ``interface`` from link-local ``source``.
+
+        Never raises for bad input: it counts and drops it with a ``MessageDropped``.
+
+        References: UIAP §2.4.2, §2.4.4, §4.1, §4.2.2, §4.3.2; DESIGN.md example 10.
+        """
+        self.stats.received += 1
+        self._run_due(now)
+        if interface not in self._interfaces:
+            self._drop(DropReason.UNKNOWN_INTERFACE, interface, source)
+            return
+        try:
+            message = decode(data, domains=self._known_rules)
+        except UnsupportedVersion:
+            # §4.1: "UIAP devices MAY silently discard UIAP messages with unknown version".
+            self._drop(DropReason.UNSUPPORTED_VERSION, interface, source)
+            return
+        except DecodeError:
+            self._drop(DropReason.MALFORMED, interface, source)
+            return
+        self._floods.expire(now)
+        if message.type is MessageType.CLAIM_ATTEMPT:
+            self._on_attempt(message, interface, source, now)
+        else:
+            self._on_deny(message, interface, source)
+
+    def datagrams_to_send(self) -> list[Transmit]:
+        """Every datagram queued since the last call, in order (the queue is emptied)."""
+        outbox, self._outbox = self._outbox, []
+        return outbox
+
+    def next_event(self) -> Event | None:
+        """The oldest event not yet returned, or ``None``."""
+        return self._events.popleft() if self._events else None
+
+    # ------------------------------------------------------------------ hooks
+
+    def _run_due(self, now: float) -> None:
+        """Bring timed state up to ``now`` before a datagram is handled."""
+
+    def _must_deny(self, message: Message) -> bool:
+        """Whether a new Claim-Attempt conflicts with a claim this device defends."""
+        return False
+
+    def _after_forward(self, message: Message, now: float) -> None:
+        """Called after a Claim-Attempt was accepted and forwarded."""
+
+    def _deny_for_own_flood(
+        self, claim: int, run: int, interface: Hashable, source: Hashable
+    ) -> None:
+        """A Claim-Deny matched a flood this device originated for ``claim``'s ``run``."""
+        # §4.3.2: "If a result has already been returned to the application, the
+        # Claim-Deny message MUST be discarded."
+        self._drop(DropReason.DENY_AFTER_RESULT, interface, source)
+
+    # ------------------------------------------------------------------ originating
+
+    def _originate(self, message: Message, now: float, claim: int, run: int) -> None:
+        """Send our own Claim-Attempt flood out every interface (its sequence was issued)."""
+        # §4.2.2.3: "a device MUST remember Claim-Attempt messages that it originates, in
+        # order to protect against loops" -- recorded before anything is sent.
+        record = FloodRecord(message.message_id, None, None, now, now)
+        record.own_claim, record.own_run = claim, run
+        self._floods.add(record)
+        self.stats.attempts_originated += 1
+        data = encode(message)
+        self._outbox.extend(Transmit(interface, MULTICAST, data) for interface in self._interfaces)
+
+    # ------------------------------------------------------------------ receiving
+
+    def _drop(self, reason: DropReason, interface: Hashable, source: Hashable) -> None:
+        self.stats.dropped[reason] += 1
+        if self.config.drop_events:
+            self._events.append(MessageDropped(reason, interface, source))
+
+    def _on_attempt(
+        self, message: Message, interface: Hashable, source: Hashable, now: float
+    ) -> None:
+        message_id = message.message_id
+        known = self._floods.get(message_id)
+        if known is not None:
+            # §2.4.2: "If device has already seen this Claim-Attempt message: Update last
+            # received time. Discard message." -- also a copy arriving on a second
+            # interface (§4.2.2.1 "MUST be discarded") and our own flood coming back.
+            self._floods.touch(known, now)
+            self._drop(DropReason.DUPLICATE, interface, source)
+            return
+        if message.device_id == self.device_id:
+            if self._sequences.was_issued(message.sequence):
+                self._drop(DropReason.OWN_MESSAGE, interface, source)
+                return
+            self._suspect_device_id_conflict(message, interface, source)
+        # §4.2.2.1: "If the message has not been processed, it MUST be remembered and
+        # processed", with the sender of the first copy (§2.4.2 "Store message record").
+        record = FloodRecord(message_id, interface, source, now, now)
+        self._floods.add(record)
+        self.stats.attempts_received += 1
+        if self._must_deny(message):
+            self._send_deny(message, record)
+            return
+        self._forward_attempt(message, interface)
+        self._after_forward(message, now)
+
+    def _send_deny(self, message: Message, record: FloodRecord) -> None:
+        # §4.3.1: "a copy of the Claim-Attempt message being denied, except that the Type
+        # field is set to 0x1 and the Hop Limit field is reset to 32".
+        deny = message.replace(type=MessageType.CLAIM_DENY, hop_limit=self.config.hop_limit)
+        # §4.3.2: "MUST send the Claim-Deny message out the same interface that the
+        # matching Claim-Attempt was first received", to the recorded sender.
+        record.deny_sent = True
+        self.stats.denied += 1
+        self._outbox.append(Transmit(record.interface, record.sender, encode(deny)))
+
+    def _forward_attempt(self, message: Message, arrival: Hashable) -> None:
+        # §4.1: "Messages with a hop limit of 0 SHOULD be processed but MUST NOT be
+        # forwarded."
+        if message.hop_limit == 0:
+            self.stats.hop_limit_reached += 1
+            return
+        others = [interface for interface in self._interfaces if interface != arrival]
+        if not others:
+            return
+        # §2.4.3: "Decrement Hop Limit. For each active interface: (except the interface
+        # the Claim-Attempt was received on) Send copy ... to UIAP multicast group."
+        data = encode(message.replace(hop_limit=self._next_hop_limit(message)))
+        self.stats.forwarded += len(others)
+        self._outbox.extend(Transmit(interface, MULTICAST, data) for interface in others)
+
+    def _next_hop_limit(self, message: Message) -> int:
+        # §4.1: the hop limit "is originally set to 32, and is decremented by the sending
+        # device each time a UIAP message is forwarded". Choice (§4.1 is silent on larger
+        # values): a received hop limit above our own initial one is clamped to it, so a
+        # misbehaving sender cannot send a flood further than our configuration allows.
+        return min(message.hop_limit - 1, self.config.hop_limit)
+
+    def _on_deny(self, message: Message, interface: Hashable, source: Hashable) -> None:
+        self.stats.denies_received += 1
+        record = self._floods.get(message.message_id)
+        if record is None:
+            if message.device_id == self.device_id and not self._sequences.was_issued(
+                message.sequence
+            ):
+                self._suspect_device_id_conflict(message, interface, source)
+            # §4.3.2: "If a match is not found, it SHOULD silently discard the Claim-Deny."
+            self._drop(DropReason.DENY_UNMATCHED, interface, source)
+            return
+        if record.own_claim is not None:
+            # §4.3.2: a match "originated by this device" is not forwarded.
+            self._deny_for_own_flood(record.own_claim, record.own_run, interface, source)
+            return
+        self._forward_deny(message, record, interface, source)
+
+    def _forward_deny(
+        self, message: Message, record: FloodRecord, interface: Hashable, source: Hashable
+    ) -> None:
+        if record.deny_sent:
+            # §4.3.2: "SHOULD NOT forward more than one Claim-Deny per Claim-Attempt
+            # message. After the first, additional Claim-Deny messages SHOULD be silently
+            # dropped."
+            self._drop(DropReason.DENY_ALREADY_SENT, interface, source)
+        elif message.hop_limit == 0:
+            self._drop(DropReason.DENY_HOP_LIMIT, interface, source)
+        elif record.interface not in self._interfaces:
+            self._drop(DropReason.DENY_INTERFACE_GONE, interface, source)
+        else:
+            # §2.4.5: "Forwarding a Claim-Deny message is similar to sending one, except
+            # that the hop limit is decremented rather than being reset."
+            record.deny_sent = True
+            self.stats.denies_forwarded += 1
+            data = encode(message.replace(hop_limit=self._next_hop_limit(message)))
+            self._outbox.append(Transmit(record.interface, record.sender, data))
+
+    # ------------------------------------------------------------------ device-ID conflict
+
+    def _suspect_device_id_conflict(
+        self, message: Message, interface: Hashable, source: Hashable
+    ) -> None:
+        # §9: "If a device receives a message that contains the device's ID as the
+        # originator ID but the device has no record of sending that message, there may be
+        # a device ID conflict. If the sequence number is "close" to the device's current
+        # sequence number, the device MAY choose a new random sequence number".
+        close = self._sequences.distance(message.sequence) < self.config.sequence_guard
+        if close:
+            self._sequences.jump(self._rng)
+        self.stats.device_id_conflicts += 1
+        self._events.append(
+            DeviceIDConflictSuspected(message.sequence, interface, source, resequenced=close)
+        )
