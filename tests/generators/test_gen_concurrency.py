@@ -216,11 +216,14 @@ def test_kill_9_at_random_moments(tmp_path: Path, kind: str, rounds: int) -> Non
             finally:
                 os._exit(1)
         os.close(write_end)
-        time.sleep(chooser.uniform(0.0005, 0.006))
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
         with os.fdopen(read_end, "rb") as stream:
-            data = stream.read()
+            # The random delay starts once the child is generating (forking a large test
+            # process can take longer than the delay itself).
+            data = stream.read(RECORD)
+            time.sleep(chooser.uniform(0.0, 0.005))
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            data += stream.read()
         values = [data[i : i + RECORD] for i in range(0, len(data) - RECORD + 1, RECORD)]
         for value in values:
             assert value > last, f"round {round_number}: {value.hex()} <= {last.hex()}"
