@@ -141,23 +141,28 @@ class StateFile:
         self.durable = durable
         self._lock_fd: int | None = None
 
-    def read(self) -> StoredState | None:
-        """The stored state, or ``None`` (with a warning) when it is unavailable."""
+    def load(self) -> StoredState:
+        """The stored state; raises :class:`~uuidkit.StateFileError` saying why it is unusable."""
         try:
             with self.path.open("rb") as stream:
                 raw = stream.read(_MAX_BYTES + 1)
         except FileNotFoundError:
-            warn_unavailable(self.path, "missing")
-            return None
+            raise StateFileError(f"{self.path}: missing") from None
         except OSError as error:
-            warn_unavailable(self.path, f"unreadable: {error.strerror or error}")
-            return None
+            raise StateFileError(f"{self.path}: unreadable: {error.strerror or error}") from None
         try:
             if len(raw) > _MAX_BYTES:
                 raise StateFileError(f"larger than {_MAX_BYTES} bytes")
             return StoredState.from_text(raw.decode("utf-8"))
         except (StateFileError, UnicodeDecodeError) as error:
-            warn_unavailable(self.path, f"corrupted: {error}")
+            raise StateFileError(f"{self.path}: corrupted: {error}") from None
+
+    def read(self) -> StoredState | None:
+        """The stored state, or ``None`` (with a warning) when it is unavailable."""
+        try:
+            return self.load()
+        except StateFileError as error:
+            warn_unavailable(self.path, str(error).removeprefix(f"{self.path}: "))
             return None
 
     def write(self, state: StoredState) -> None:
