@@ -7,6 +7,7 @@ explicitly and moves datagrams itself; a lost datagram is one it does not delive
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 from engine_wire import (
@@ -468,3 +469,10 @@ def test_conflict_rules_cover_every_r_flag_combination() -> None:
     # then the re-claim takes precedence" -- the only case where we do not deny.
     not_denied = [key for key, rule in CONFLICT_RULES.items() if not rule.deny]
     assert not_denied == [(True, False, True)]
+
+
+def test_docs_draw_the_same_state_table() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "uiap.md").read_text(encoding="utf-8")
+    for (state, trigger), following in TRANSITIONS.items():
+        row = f"| `{state.value}` | `{trigger.value}` | `{following.value}` |"
+        assert row in docs, f"docs/uiap.md lacks the row {row}"
