@@ -355,7 +355,7 @@ class Engine(Forwarder):
 
     # ------------------------------------------------------------------ proxy defense
 
-    def _after_forward(self, message: Message, now: float) -> None:
+    def _accepted(self, message: Message, now: float) -> None:
         # §5.1: "Claim-Attempt messages without both these flags set MUST NOT be proxied."
         if not (self.config.proxy_defense and message.proxy and message.reclaim):
             return

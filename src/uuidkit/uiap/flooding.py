@@ -9,7 +9,7 @@ anything does exactly this (§2.4.2 - §2.4.5).
 Which Claim-Attempts to deny, and what a Claim-Deny for one of its own floods means, are
 the claimant's business: :class:`uuidkit.uiap.engine.Engine` extends :class:`Forwarder`
 with claims, timers and proxy defense through four hooks (``_run_due``, ``_must_deny``,
-``_after_forward``, ``_deny_for_own_flood``).
+``_accepted``, ``_deny_for_own_flood``).
 
 References: UIAP §2.4.2, §2.4.3, §2.4.4, §2.4.5, §4.1, §4.2.2.1, §4.2.2.3, §4.3, §9.
 """
@@ -130,8 +130,9 @@ class Forwarder:
         """Whether a new Claim-Attempt conflicts with a claim this device defends."""
         return False
 
-    def _after_forward(self, message: Message, now: float) -> None:
-        """Called after a Claim-Attempt was accepted and forwarded."""
+    def _accepted(self, message: Message, now: float) -> None:
+        """A new Claim-Attempt was not denied (it has been forwarded if its hop limit
+        allowed)."""
 
     def _deny_for_own_flood(
         self, claim: int, run: int, interface: Hashable, source: Hashable
@@ -147,6 +148,7 @@ class Forwarder:
         """Send our own Claim-Attempt flood out every interface (its sequence was issued)."""
         # §4.2.2.3: "a device MUST remember Claim-Attempt messages that it originates, in
         # order to protect against loops" -- recorded before anything is sent.
+        self._floods.expire(now)
         record = FloodRecord(message.message_id, None, None, now, now)
         record.own_claim, record.own_run = claim, run
         self._floods.add(record)
@@ -187,7 +189,7 @@ class Forwarder:
             self._send_deny(message, record)
             return
         self._forward_attempt(message, interface)
-        self._after_forward(message, now)
+        self._accepted(message, now)
 
     def _send_deny(self, message: Message, record: FloodRecord) -> None:
         # §4.3.1: "a copy of the Claim-Attempt message being denied, except that the Type
