@@ -476,3 +476,17 @@ def test_docs_draw_the_same_state_table() -> None:
     for (state, trigger), following in TRANSITIONS.items():
         row = f"| `{state.value}` | `{trigger.value}` | `{following.value}` |"
         assert row in docs, f"docs/uiap.md lacks the row {row}"
+
+
+def test_a_known_attempt_is_dropped_by_its_message_id_even_if_damaged_elsewhere() -> None:
+    # §4.2.2.1: "MUST first check if it has already processed that Claim-Attempt
+    # (identified by the Message ID)": a later copy is not decoded again.
+    engine = Engine(9, random.Random(0))
+    engine.add_interface("a")
+    data = encode(attempt(1, 100, unique(5)))
+    engine.receive_datagram(data, "a", 11, 0.0)
+    engine.receive_datagram(data + b"\xff\xff", "a", 11, 0.1)  # UID Len no longer matches
+    engine.receive_datagram(data[:36], "a", 11, 0.2)  # the UID is missing
+    assert engine.stats.dropped == {DropReason.DUPLICATE: 2}
+    engine.receive_datagram(encode(attempt(1, 101, unique(5)))[:36], "a", 11, 0.3)
+    assert engine.stats.dropped[DropReason.MALFORMED] == 1

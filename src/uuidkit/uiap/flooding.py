@@ -16,16 +16,18 @@ References: UIAP §2.4.2, §2.4.3, §2.4.4, §2.4.5, §4.1, §4.2.2.1, §4.2.2.3
 
 from __future__ import annotations
 
+import struct
 from collections import deque
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Final
 
 from uuidkit.errors import DecodeError, EngineError, UnsupportedVersion
-from uuidkit.uiap.codec import decode, encode
+from uuidkit.uiap.codec import HEADER_FIELDS, decode, encode
+from uuidkit.uiap.constants import HEADER_LENGTH_OCTETS, UIAP_VERSION
 from uuidkit.uiap.domain import DomainID
 from uuidkit.uiap.engine_types import MULTICAST, EngineConfig, EngineStats, Transmit
 from uuidkit.uiap.events import DeviceIDConflictSuspected, DropReason, Event, MessageDropped
-from uuidkit.uiap.message import Message, MessageType
+from uuidkit.uiap.message import Message, MessageID, MessageType
 from uuidkit.uiap.records import FloodRecord, FloodTable, SequenceNumbers
 from uuidkit.uiap.space import NumberSpace
 
@@ -36,6 +38,14 @@ __all__ = ["Forwarder"]
 
 #: Largest Originating Device ID: the field is 8 octets (UIAP §4.1).
 _DEVICE_ID_LIMIT: Final = 1 << 64
+
+_OFFSETS: Final = {name: offset for name, offset, _ in HEADER_FIELDS}
+_TYPE_OFFSET: Final = _OFFSETS["Type"]
+_ID_OFFSET: Final = _OFFSETS["Originating Device ID"]
+#: The Message ID: Originating Device ID (8 octets) then Sequence Number (4), adjacent in
+#: the header (§4.1).
+_MESSAGE_ID: Final = struct.Struct(">QI")
+assert _OFFSETS["Sequence Number"] == _ID_OFFSET + 8
 
 
 class Forwarder:
@@ -97,6 +107,10 @@ class Forwarder:
         if interface not in self._interfaces:
             self._drop(DropReason.UNKNOWN_INTERFACE, interface, source)
             return
+        self._floods.expire(now)
+        if self._is_known_attempt(data, now):
+            self._drop(DropReason.DUPLICATE, interface, source)
+            return
         try:
             message = decode(data, domains=self._known_rules)
         except UnsupportedVersion:
@@ -106,7 +120,6 @@ class Forwarder:
         except DecodeError:
             self._drop(DropReason.MALFORMED, interface, source)
             return
-        self._floods.expire(now)
         if message.type is MessageType.CLAIM_ATTEMPT:
             self._on_attempt(message, interface, source, now)
         else:
@@ -120,6 +133,31 @@ class Forwarder:
     def next_event(self) -> Event | None:
         """The oldest event not yet returned, or ``None``."""
         return self._events.popleft() if self._events else None
+
+    def _is_known_attempt(self, data: bytes, now: float) -> bool:
+        """A Claim-Attempt whose Message ID is recorded: update its last-received time.
+
+        §4.2.2.1: "a UIAP device MUST first check if it has already processed that
+        Claim-Attempt (identified by the Message ID). If the message has already been
+        processed, it SHOULD NOT be processed again." The ID is read from the header
+        without decoding the rest, which is most of the work for the copies every
+        multi-homed device receives. Choice: a copy whose other fields are damaged is
+        counted as a duplicate, not as malformed; it is dropped either way.
+        """
+        if not isinstance(data, bytes | bytearray | memoryview):
+            return False  # decode() reports what it is
+        if len(data) < HEADER_LENGTH_OCTETS or data[0] != UIAP_VERSION:
+            return False
+        # §4.1: Type is the high 4 bits of octet 1.
+        if data[_TYPE_OFFSET] >> 4 != MessageType.CLAIM_ATTEMPT:
+            return False
+        record = self._floods.get(MessageID(*_MESSAGE_ID.unpack_from(data, _ID_OFFSET)))
+        if record is None:
+            return False
+        # §2.4.2: "If device has already seen this Claim-Attempt message: Update last
+        # received time. Discard message."
+        self._floods.touch(record, now)
+        return True
 
     # ------------------------------------------------------------------ hooks
 
