@@ -490,3 +490,13 @@ def test_a_known_attempt_is_dropped_by_its_message_id_even_if_damaged_elsewhere(
     assert engine.stats.dropped == {DropReason.DUPLICATE: 2}
     engine.receive_datagram(encode(attempt(1, 101, unique(5)))[:36], "a", 11, 0.3)
     assert engine.stats.dropped[DropReason.MALFORMED] == 1
+
+
+def test_zero_period_and_timeout_still_send_every_attempt_once() -> None:
+    engine = Engine(1, random.Random(0), EngineConfig(claim_period=0.0, claim_timeout=0.0))
+    engine.add_interface("a")
+    handle = engine.claim(DOMAIN, unique(5), 10, 4.0)
+    engine.handle_timer(4.0)
+    assert len(engine.datagrams_to_send()) == 3
+    assert list(iter(engine.next_event, None)) == [ClaimSucceeded(handle, DOMAIN, unique(5), 14.0)]
+    assert engine.get_timer() == 14.0

@@ -174,6 +174,8 @@ class OwnClaim:
     attempts_sent: int = 0
     run: int = 0
     deadline: float | None = None
+    #: Token of the live timer entry for ``deadline`` (``TimerQueue.push``); 0 for none.
+    timer: int = 0
     expires: float | None = None
 
     @property

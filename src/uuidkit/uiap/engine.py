@@ -167,7 +167,7 @@ class Engine(Forwarder):
         own = self._claims.pop(claim, None)
         if own is not None:
             own.fire(Trigger.RELEASE)
-            own.deadline = None
+            own.deadline, own.timer = None, 0
 
     def handle_timer(self, now: float) -> None:
         """Run every deadline due at or before ``now`` (call it when ``get_timer`` passes).
@@ -216,8 +216,7 @@ class Engine(Forwarder):
             if own.domain == domain and self._overlap(domain, own.space, space):
                 return True
         return any(
-            record.domain == domain and self._overlap(domain, record.space, space)
-            for record in self._proxies.in_domain(domain)
+            self._overlap(domain, record.space, space) for record in self._proxies.in_domain(domain)
         )
 
     def _start_run(self, own: OwnClaim, trigger: Trigger | None, now: float) -> None:
@@ -254,8 +253,7 @@ class Engine(Forwarder):
 
     def _schedule_claim(self, own: OwnClaim, deadline: float | None) -> None:
         own.deadline = deadline
-        if deadline is not None:
-            self._timers.push(deadline, own.handle)
+        own.timer = 0 if deadline is None else self._timers.push(deadline, own.handle)
 
     def _on_claim_deadline(self, own: OwnClaim, at: float) -> None:
         """A claim's deadline passed; ``at`` is the deadline, so schedules never drift."""
@@ -291,20 +289,19 @@ class Engine(Forwarder):
 
     def _fail(self, own: OwnClaim, trigger: Trigger, reason: FailureReason) -> None:
         own.fire(trigger)
-        own.deadline = None
+        own.deadline, own.timer = None, 0
         del self._claims[own.handle]
         self._events.append(ClaimFailed(own.handle, reason, own.domain, own.space))
 
     # ------------------------------------------------------------------ timers
 
-    def _timer_owner(self, deadline: float, key: int | ProxyKey) -> OwnClaim | ProxyRecord | None:
-        """What waits for ``deadline`` under ``key``; ``None`` for a stale heap entry."""
+    def _timer_owner(
+        self, deadline: float, token: int, key: int | ProxyKey
+    ) -> OwnClaim | ProxyRecord | None:
+        """What waits for the entry ``token``; ``None`` when the entry is stale."""
         owner: OwnClaim | ProxyRecord | None
-        if isinstance(key, int):
-            owner = self._claims.get(key)
-            return owner if owner is not None and owner.deadline == deadline else None
-        owner = self._proxies.get(key)
-        return owner if owner is not None and owner.expires == deadline else None
+        owner = self._claims.get(key) if isinstance(key, int) else self._proxies.get(key)
+        return owner if owner is not None and owner.timer == token else None
 
     def _run_due(self, now: float) -> None:
         timers = self._timers
@@ -370,7 +367,7 @@ class Engine(Forwarder):
         if record is None:
             return
         if record.expires is not None:
-            self._timers.push(record.expires, record.key)
+            record.timer = self._timers.push(record.expires, record.key)
         if not same_claim:
             self._events.append(
                 ProxyDefenseStarted(record.claimant, record.domain, record.space, record.expires)

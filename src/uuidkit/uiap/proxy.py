@@ -50,6 +50,8 @@ class ProxyRecord:
     domain: DomainID
     space: UIDSpace
     expires: float | None
+    #: Token of the live timer entry for ``expires`` (``TimerQueue.push``); 0 for none.
+    timer: int = 0
 
     @property
     def key(self) -> ProxyKey:

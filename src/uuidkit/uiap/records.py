@@ -156,8 +156,9 @@ TimerKey = TypeVar("TimerKey", bound=Hashable)
 class TimerQueue(Generic[TimerKey]):
     """Deadlines in a heap; entries whose owner moved on are skipped by the caller.
 
-    Each entry is (deadline, insertion order, key); the insertion order makes ties
-    deterministic (first scheduled, first handled).
+    Each entry is (deadline, token, key). ``push`` returns the token, a number that grows
+    with every push: it breaks ties deterministically (first scheduled, first handled),
+    and an owner that keeps the token of its latest entry can tell it from stale ones.
     """
 
     __slots__ = ("_counter", "_heap")
@@ -169,17 +170,15 @@ class TimerQueue(Generic[TimerKey]):
     def __len__(self) -> int:
         return len(self._heap)
 
-    def push(self, deadline: float, key: TimerKey) -> None:
-        """Schedule ``key`` at ``deadline`` (engine seconds)."""
+    def push(self, deadline: float, key: TimerKey) -> int:
+        """Schedule ``key`` at ``deadline`` (engine seconds); returns the entry's token."""
         self._counter += 1
         heapq.heappush(self._heap, (deadline, self._counter, key))
+        return self._counter
 
-    def peek(self) -> tuple[float, TimerKey] | None:
-        """The earliest (deadline, key), or ``None`` when empty."""
-        if not self._heap:
-            return None
-        deadline, _, key = self._heap[0]
-        return deadline, key
+    def peek(self) -> tuple[float, int, TimerKey] | None:
+        """The earliest (deadline, token, key), or ``None`` when empty."""
+        return self._heap[0] if self._heap else None
 
     def pop(self) -> None:
         """Remove the earliest entry."""
