@@ -140,6 +140,9 @@ class Engine(Forwarder):
         self._rules(domain).check_space(space)
         self._run_due(now)
         if reclaim:
+            # Choice (§4.4 "another Claim-Attempt message for a claim that has already
+            # succeeded"): a reclaim of a space held here continues that claim; one of a
+            # space not held here (after a restart or a merge) is a claim with R set.
             held = self._held_claim(domain, space)
             if held is not None:
                 held.proxy, held.lifetime = proxy, lifetime
@@ -244,7 +247,11 @@ class Engine(Forwarder):
             proxy=own.proxy and reclaim,
             reclaim=reclaim,
             hop_limit=self.config.hop_limit,
+            # Choice (§4.5.2: "MUST NOT be longer than the actual time than the originating
+            # device intends to defend the claim"): the lifetime asked for, which this
+            # device defends from success, i.e. at least that long after any receipt.
             lifetime=own.lifetime,
+            # Choice (§4.1: "any value the originating UIAP service finds useful").
             claim_reference=own.handle % _REFERENCE_MODULUS,
         )
         if not announce:
@@ -258,6 +265,9 @@ class Engine(Forwarder):
     def _on_claim_deadline(self, own: OwnClaim, at: float) -> None:
         """A claim's deadline passed; ``at`` is the deadline, so schedules never drift."""
         config = self.config
+        # §2.4.1: "Repeat 3 times: { Send Claim-Attempt message. Wait UIAP_CLAIM_PERIOD. }
+        # Wait UIAP_CLAIM_TIMEOUT. Succeed." Choice: read literally, the period after the
+        # last attempt is waited too (success 2.5 s after the first attempt).
         if own.state is ClaimState.ATTEMPTING:
             wanted = config.reclaim_attempts if own.reclaim else config.claim_attempts
             if own.attempts_sent < wanted:
@@ -276,6 +286,8 @@ class Engine(Forwarder):
 
     def _succeed(self, own: OwnClaim, at: float) -> None:
         own.fire(Trigger.TIMEOUT)
+        # Choice (§4.5.2): the lifetime runs from success; 0 succeeds and expires at once,
+        # all one bits is infinite (as for IPv6 address lifetimes).
         infinite = own.lifetime == LIFETIME_INFINITE
         own.expires = None if infinite else at + own.lifetime
         self._events.append(ClaimSucceeded(own.handle, own.domain, own.space, own.expires))

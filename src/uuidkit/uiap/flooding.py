@@ -217,6 +217,8 @@ class Forwarder:
             if self._sequences.was_issued(message.sequence):
                 self._drop(DropReason.OWN_MESSAGE, interface, source)
                 return
+            # Choice (§9 says only "there may be a device ID conflict"): the message is
+            # still another device's claim, so it is processed like any other.
             self._suspect_device_id_conflict(message, interface, source)
         # §4.2.2.1: "If the message has not been processed, it MUST be remembered and
         # processed", with the sender of the first copy (§2.4.2 "Store message record").
@@ -231,7 +233,8 @@ class Forwarder:
 
     def _send_deny(self, message: Message, record: FloodRecord) -> None:
         # §4.3.1: "a copy of the Claim-Attempt message being denied, except that the Type
-        # field is set to 0x1 and the Hop Limit field is reset to 32".
+        # field is set to 0x1 and the Hop Limit field is reset to 32". Choice (§4.5.2
+        # allows 0): the lifetime is copied too, keeping the deny a faithful copy.
         deny = message.replace(type=MessageType.CLAIM_DENY, hop_limit=self.config.hop_limit)
         # §4.3.2: "MUST send the Claim-Deny message out the same interface that the
         # matching Claim-Attempt was first received", to the recorded sender.
@@ -287,8 +290,11 @@ class Forwarder:
             # dropped."
             self._drop(DropReason.DENY_ALREADY_SENT, interface, source)
         elif message.hop_limit == 0:
+            # §4.1: "Messages with a hop limit of 0 SHOULD be processed but MUST NOT be
+            # forwarded."
             self._drop(DropReason.DENY_HOP_LIMIT, interface, source)
         elif record.interface not in self._interfaces:
+            # Choice (§4.3.2 assumes the interface is still there): the path back is gone.
             self._drop(DropReason.DENY_INTERFACE_GONE, interface, source)
         else:
             # §2.4.5: "Forwarding a Claim-Deny message is similar to sending one, except
