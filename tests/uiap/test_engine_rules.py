@@ -277,3 +277,21 @@ def test_a_message_with_our_id_that_we_never_sent_is_reported(
     inject(engine, attempt(1, sequence + 1, unique(9)).deny(), "a", 7, 0.6)
     assert isinstance(engine.next_event(), DeviceIDConflictSuspected)
     assert engine.stats.dropped[DropReason.DENY_UNMATCHED] == 1
+
+
+def test_a_proxy_that_relays_a_deny_for_the_attempt_stops_defending_it() -> None:
+    # §5.1: a proxy "MAY stop defending a claim at any earlier time"; a refused X+R
+    # reclaim (a merge: someone else holds the space) is not defended on the way back.
+    engine = Engine(9, random.Random(0))
+    engine.add_interface("a")
+    engine.add_interface("b")
+    older = attempt(1, 4, unique(5), proxy=True, reclaim=True, lifetime=60)
+    latest = attempt(1, 5, unique(5), proxy=True, reclaim=True, lifetime=60)
+    inject(engine, older, "a", 1, 0.0)
+    inject(engine, latest, "a", 1, 0.1)  # the same claim, renewed
+    inject(engine, older.deny(), "b", 2, 0.2)  # refuses an attempt we no longer defend by
+    assert [type(e) for e in iter(engine.next_event, None)] == [ProxyDefenseStarted]
+    inject(engine, latest.deny(), "b", 2, 0.3)
+    assert engine.next_event() == ProxyDefenseEnded(1, DOMAIN, unique(5))
+    assert engine.get_timer() is None
+    assert engine.stats.denies_forwarded == 2

@@ -385,6 +385,15 @@ class Engine(Forwarder):
                 ProxyDefenseStarted(record.claimant, record.domain, record.space, record.expires)
             )
 
+    def _foreign_attempt_denied(self, message: Message) -> None:
+        # §5.1: a proxy "MAY stop defending a claim at any earlier time". Choice: a proxy
+        # that relays a Claim-Deny for the very attempt it learnt a claim from stops
+        # defending it, since that claim was refused (fewer false denies later).
+        key = (message.device_id, message.claim_reference, message.domain)
+        record = self._proxies.get(key)
+        if record is not None and record.sequence == message.sequence:
+            self._end_proxy(record)
+
     def _end_proxy(self, record: ProxyRecord) -> None:
         self._proxies.forget(record)
         self._events.append(ProxyDefenseEnded(record.claimant, record.domain, record.space))

@@ -8,8 +8,8 @@ anything does exactly this (§2.4.2 - §2.4.5).
 
 Which Claim-Attempts to deny, and what a Claim-Deny for one of its own floods means, are
 the claimant's business: :class:`uuidkit.uiap.engine.Engine` extends :class:`Forwarder`
-with claims, timers and proxy defense through four hooks (``_run_due``, ``_must_deny``,
-``_accepted``, ``_deny_for_own_flood``).
+with claims, timers and proxy defense through hooks (``_run_due``, ``_must_deny``,
+``_accepted``, ``_foreign_attempt_denied``, ``_deny_for_own_flood``).
 
 References: UIAP §2.4.2, §2.4.3, §2.4.4, §2.4.5, §4.1, §4.2.2.1, §4.2.2.3, §4.3, §9.
 """
@@ -172,6 +172,9 @@ class Forwarder:
         """A new Claim-Attempt was not denied (it has been forwarded if its hop limit
         allowed)."""
 
+    def _foreign_attempt_denied(self, message: Message) -> None:
+        """A Claim-Deny matched another device's Claim-Attempt that we recorded."""
+
     def _deny_for_own_flood(
         self, claim: int, run: int, interface: Hashable, source: Hashable
     ) -> None:
@@ -279,6 +282,7 @@ class Forwarder:
             # §4.3.2: a match "originated by this device" is not forwarded.
             self._deny_for_own_flood(record.own_claim, record.own_run, interface, source)
             return
+        self._foreign_attempt_denied(message)
         self._forward_deny(message, record, interface, source)
 
     def _forward_deny(

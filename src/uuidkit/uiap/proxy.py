@@ -40,7 +40,7 @@ _NONE: Final[dict[ProxyKey, ProxyRecord]] = {}
 @dataclass(slots=True)
 class ProxyRecord:
     """A claim this device defends for ``claimant`` until ``expires`` (engine seconds;
-    ``None`` for an infinite lifetime).
+    ``None`` for an infinite lifetime), learnt from the Claim-Attempt ``sequence``.
 
     References: UIAP §4.1, §4.5.2, §5.1.
     """
@@ -50,6 +50,7 @@ class ProxyRecord:
     domain: DomainID
     space: UIDSpace
     expires: float | None
+    sequence: int
     #: Token of the live timer entry for ``expires`` (``TimerQueue.push``); 0 for none.
     timer: int = 0
 
@@ -101,7 +102,7 @@ class ProxyTable:
             return None, previous
         infinite = message.lifetime == LIFETIME_INFINITE
         expires = None if infinite else now + message.lifetime
-        record = ProxyRecord(*key[:2], message.domain, message.space, expires)
+        record = ProxyRecord(*key[:2], message.domain, message.space, expires, message.sequence)
         records[key] = record
         return record, previous
 
