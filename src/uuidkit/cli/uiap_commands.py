@@ -39,7 +39,10 @@ _SCENARIO_FLAGS: Final = (
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
-    """Add ``uiap simulate`` to ``subparsers``."""
+    """Add ``uiap simulate`` to ``subparsers``.
+
+    References: UIAP §2.4 (the protocol simulated).
+    """
     uiap = subparsers.add_parser("uiap", help="UIAP node-ID allocation (draft-white-zeroconf)")
     commands = uiap.add_subparsers(dest="uiap_command", metavar="COMMAND", required=True)
     simulate = commands.add_parser(

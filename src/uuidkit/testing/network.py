@@ -69,7 +69,10 @@ class LinkConfig:
 
 
 class Link:
-    """One link: its members (device numbers), impairments, and whether it is up."""
+    """One link: its members (device numbers), impairments, and whether it is up.
+
+    References: UIAP §2.3 (link-local multicast), §2.1.2.
+    """
 
     __slots__ = ("config", "members", "name", "up")
 
@@ -102,7 +105,10 @@ class Network:
         self.drops: Counter[str] = Counter()
 
     def link(self, name: str) -> Link:
-        """The link called ``name``; raises :class:`SimulationError` for an unknown name."""
+        """The link called ``name``; raises :class:`SimulationError` for an unknown name.
+
+        References: UIAP §2.3.
+        """
         try:
             return self.links[name]
         except KeyError:
@@ -110,11 +116,17 @@ class Network:
 
     def set_up(self, name: str, up: bool) -> None:
         """Connect (merge) or disconnect (partition) a link; copies in flight on a link that
-        goes down are lost when they would arrive."""
+        goes down are lost when they would arrive.
+
+        References: UIAP §2.1.2 (sites that merge or split).
+        """
         self.link(name).up = up
 
     def configure(self, name: str, config: LinkConfig) -> None:
-        """Change one link's impairments from now on."""
+        """Change one link's impairments from now on.
+
+        References: UIAP §2.3.
+        """
         self.link(name).config = config
 
     def fan_out(
@@ -124,6 +136,8 @@ class Network:
 
         ``destination`` ``None`` is a multicast to every other member of the link;
         otherwise a unicast to that member. Lost copies are counted in :attr:`drops`.
+
+        References: UIAP §4.2 (multicast Claim-Attempt), §4.3.2 (unicast Claim-Deny).
         """
         if not link.up:
             self.drops[DROP_LINK_DOWN] += 1

@@ -89,14 +89,20 @@ class ClaimRecord:
         self.wrongly_granted = False
 
     def decide(self, outcome: ClaimOutcome, now: float, reason: str | None) -> None:
-        """Record the result of the claim."""
+        """Record the result of the claim.
+
+        References: UIAP §2.4.1.
+        """
         self.outcome = outcome
         self.decided = now
         self.reason = reason
 
     @property
     def latency(self) -> float | None:
-        """Seconds from issuing the claim to its result (``None`` until decided)."""
+        """Seconds from issuing the claim to its result (``None`` until decided).
+
+        References: UIAP §2.4.1, §10 (UIAP_CLAIM_PERIOD, UIAP_CLAIM_TIMEOUT).
+        """
         if self.issued is None or self.decided is None:
             return None
         return self.decided - self.issued
@@ -110,7 +116,10 @@ class ClaimRecord:
 
 def percentile(values: list[float], fraction: float) -> float | None:
     """The nearest-rank percentile of ``values`` (``fraction`` in ``(0, 1]``), ``None`` if
-    empty."""
+    empty.
+
+    References: UIAP §10 (the timers the latencies are made of).
+    """
     if not values:
         return None
     ordered = sorted(values)
@@ -151,13 +160,19 @@ class Report:
     duration: float
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict with every field (``drops`` sorted by reason)."""
+        """A JSON-ready dict with every field (``drops`` sorted by reason).
+
+        References: UIAP §2.4.1.
+        """
         result = {name: getattr(self, name) for name in self.__dataclass_fields__}
         result["drops"] = dict(sorted(self.drops.items()))
         return result
 
     def format_table(self) -> str:
-        """The report as a two-column text table, drops last."""
+        """The report as a two-column text table, drops last.
+
+        References: UIAP §2.4.1.
+        """
         rows: list[tuple[str, str]] = []
         for name in self.__dataclass_fields__:
             if name == "drops":

@@ -57,7 +57,10 @@ _ACTION = 2
 
 
 class TransmitLike(Protocol):
-    """What ``datagrams_to_send`` returns: ``Transmit(interface, destination, data)``."""
+    """What ``datagrams_to_send`` returns: ``Transmit(interface, destination, data)``.
+
+    References: UIAP §4.2, §4.3.2; DESIGN.md example 7.
+    """
 
     @property
     def interface(self) -> Hashable: ...
@@ -105,7 +108,10 @@ ConflictTest = Callable[[Any, Any, Any, Any], bool]
 
 
 class Device:
-    """One simulated device: its engine, whether it runs, its timer and its claims."""
+    """One simulated device: its engine, whether it runs, its timer and its claims.
+
+    References: UIAP §3.1 (one device ID, several interfaces), §4.1.
+    """
 
     __slots__ = ("alive", "armed", "device_id", "engine", "holds", "index", "records")
 
@@ -209,7 +215,10 @@ class Simulator:
     # -- scheduling -------------------------------------------------------------------
 
     def at(self, time: float, action: Callable[[], None]) -> None:
-        """Run ``action()`` at virtual ``time`` (seconds), after entries already due then."""
+        """Run ``action()`` at virtual ``time`` (seconds), after entries already due then.
+
+        References: DESIGN.md example 8 (drive time by hand).
+        """
         if time < self.now:
             raise SimulationError(f"cannot schedule at {time} s: now is {self.now} s", "at")
         heapq.heappush(self._heap, (time, next(self._sequence), _ACTION, action, None, None, None))
@@ -237,21 +246,33 @@ class Simulator:
         return record
 
     def release(self, record: ClaimRecord, *, at: float) -> None:
-        """Schedule the application to give up a claim (the engine stops defending it)."""
+        """Schedule the application to give up a claim (the engine stops defending it).
+
+        References: UIAP §2.1.1.
+        """
         self.at(at, lambda: self._release(record))
 
     def partition(self, link: str, *, at: float) -> None:
-        """Take ``link`` down at ``at``: copies on it, and in flight on it, are lost."""
+        """Take ``link`` down at ``at``: copies on it, and in flight on it, are lost.
+
+        References: UIAP §2.1.2.
+        """
         self.network.link(link)
         self.at(at, lambda: self.network.set_up(link, False))
 
     def merge(self, link: str, *, at: float) -> None:
-        """Bring ``link`` up at ``at``, merging the sites on either side (UIAP §2.1.2)."""
+        """Bring ``link`` up at ``at``, merging the sites on either side (UIAP §2.1.2).
+
+        References: UIAP §2.1.2.
+        """
         self.network.link(link)
         self.at(at, lambda: self.network.set_up(link, True))
 
     def configure_link(self, link: str, config: LinkConfig, *, at: float) -> None:
-        """Change ``link``'s impairments at ``at``."""
+        """Change ``link``'s impairments at ``at``.
+
+        References: UIAP §2.3.
+        """
         self.network.link(link)
         self.at(at, lambda: self.network.configure(link, config))
 
@@ -259,12 +280,18 @@ class Simulator:
         """Stop ``device`` at ``at``: it neither receives, sends nor fires timers. Unless
         ``keep_state``, it loses its flood records and claims (its application forgets them);
         with ``keep_state`` it comes back believing it still holds them (UIAP §2.1.2: a
-        device that "temporarily leaves the site")."""
+        device that "temporarily leaves the site").
+
+        References: UIAP §2.1.2 ("If a UIAP device goes down, its claims will not be defended").
+        """
         self._device(device)
         self.at(at, lambda: self._crash(device, keep_state))
 
     def restart(self, device: int, *, at: float) -> None:
-        """Start a crashed ``device`` again at ``at``."""
+        """Start a crashed ``device`` again at ``at``.
+
+        References: UIAP §2.1.2.
+        """
         self._device(device)
         self.at(at, lambda: self._restart(device))
 
@@ -273,7 +300,10 @@ class Simulator:
     def run(self, until: float | None = None, *, max_events: int | None = None) -> Report:
         """Process entries in time order until the heap is empty or the next is after
         ``until``; returns the report so far. ``max_events`` bounds a run that never
-        settles (an engine that keeps re-arming a timer at the same instant)."""
+        settles (an engine that keeps re-arming a timer at the same instant).
+
+        References: UIAP §2.4; DESIGN.md example 7.
+        """
         heap = self._heap
         pop = heapq.heappop
         budget = max_events if max_events is not None else -1
@@ -298,7 +328,10 @@ class Simulator:
         return self.report()
 
     def report(self) -> Report:
-        """The report of everything that has happened so far."""
+        """The report of everything that has happened so far.
+
+        References: UIAP §2.4.1, §2.1.2.
+        """
         drops = Counter(self.network.drops)
         drops.update(self.engine_drops)
         for device in self.devices:

@@ -73,7 +73,10 @@ class Topology:
                     )
 
     def interfaces(self) -> list[list[str]]:
-        """For each device, the names of the links it is attached to (its interfaces)."""
+        """For each device, the names of the links it is attached to (its interfaces).
+
+        References: UIAP §3 (participating interfaces).
+        """
         result: list[list[str]] = [[] for _ in range(self.devices)]
         for link, members in self.links.items():
             for device in members:
@@ -81,7 +84,10 @@ class Topology:
         return result
 
     def hops_from(self, source: int, *, include_down: bool = False) -> list[int | None]:
-        """Hop count from ``source`` to every device (``None``: unreachable); one link, one hop."""
+        """Hop count from ``source`` to every device (``None``: unreachable); one link, one hop.
+
+        References: UIAP §4.1 (Hop Limit).
+        """
         return _bfs(self, source, include_down)
 
 
