@@ -272,3 +272,16 @@ def test_a_shared_device_id_is_suspected() -> None:
     sim.run(until=10.0)
     assert sim.event_counts["DeviceIDConflictSuspected"] >= 1
     assert sim.devices[2].engine.stats.device_id_conflicts >= 1
+
+
+def test_releasing_a_reclaimed_claim_ends_the_hold() -> None:
+    # The engine continues a reclaim of a held claim under the same handle (UIAP §4.4).
+    sim = Simulator(topologies.line(2), seed=1)
+    first = sim.claim(0, DOMAIN, SPACE)
+    again = sim.claim(0, DOMAIN, SPACE, at=5.0, reclaim=True)
+    sim.release(first, at=10.0)
+    later = sim.claim(1, DOMAIN, SPACE, at=11.0)
+    report = sim.run(until=20.0)
+    assert again.handle == first.handle and result(again) == (GRANTED, None, 6.5)
+    assert result(later) == (GRANTED, None, 13.5)
+    assert report.wrongly_granted == 0

@@ -122,6 +122,13 @@ def test_a_partition_loses_copies_sent_and_in_flight_until_merged() -> None:
     assert arrivals(sim, 1) == [(3.1, "l0", 0)]
 
 
+def test_a_multicast_on_a_segment_that_is_down_loses_every_copy() -> None:
+    sim = make(topologies.segment_tree(4, segment_size=4))
+    sim.partition("s0", at=0.0)
+    sim.claim(1, DOMAIN, uid(1), at=1.0)
+    assert sim.run().drops == {DROP_LINK_DOWN: 3}
+
+
 def test_overlapping_holds_on_two_sites_are_wrongly_granted() -> None:
     sim = make(topologies.two_sites(topologies.line(2), topologies.line(2)))
     first = sim.claim(0, DOMAIN, uid(9))

@@ -140,7 +140,7 @@ class Network:
         References: UIAP §4.2 (multicast Claim-Attempt), §4.3.2 (unicast Claim-Deny).
         """
         if not link.up:
-            self.drops[DROP_LINK_DOWN] += 1
+            self.drops[DROP_LINK_DOWN] += len(link.members) - 1 if destination is None else 1
             return
         if destination is None:
             for receiver in link.members:

@@ -467,11 +467,15 @@ class Simulator:
 
     def _release(self, record: ClaimRecord) -> None:
         device = self.devices[record.device]
-        if (
-            record.handle is None
-            or not device.alive
-            or device.records.get(record.handle) is not record
-        ):
+        current = None if record.handle is None else device.records.get(record.handle)
+        # The handle must still be this claim's: not one a restarted engine reuses. A reclaim
+        # of a held claim continues it under the same handle (and counts as the same claim).
+        same_claim = current is record or (
+            current is not None
+            and current.reclaim
+            and (current.domain, current.space) == (record.domain, record.space)
+        )
+        if record.handle is None or not device.alive or not same_claim:
             return
         device.holds.pop(record.handle, None)
         device.engine.release(record.handle, self.now)
