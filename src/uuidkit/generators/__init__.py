@@ -19,6 +19,7 @@ from uuidkit.generators.shared import (
 )
 from uuidkit.generators.statefile import StateUnavailableWarning
 from uuidkit.generators.v7 import V7Config, V7Counter, V7Generator
+from uuidkit.generators.v8time import DraftV8Config, DraftV8Generator
 
 __all__ = [
     "DEFAULT_V1",
@@ -26,6 +27,8 @@ __all__ = [
     "DEFAULT_V7",
     "ClockRegression",
     "CounterOverflow",
+    "DraftV8Config",
+    "DraftV8Generator",
     "GregorianConfig",
     "NodePolicy",
     "SharedConfig",

@@ -40,7 +40,7 @@ Sleep = Callable[[int], None]
 
 #: Bytes drawn from the random source per refill of a generator's word buffer (512 words).
 WORD_BLOCK_BYTES: Final = 4096
-#: Sleep step of the WAIT policy, in nanoseconds (a tenth of a millisecond).
+#: Longest single sleep of the WAIT policy, in nanoseconds (a tenth of a millisecond).
 WAIT_STEP_NS: Final = 100_000
 
 
@@ -131,9 +131,16 @@ def increment_words(random_bytes: RandomBytes, count: int, random_byte_count: in
 
 
 def wait_for_clock(
-    clock: Clock, sleep_ns: Sleep, ticks_of: Callable[[int], int], past: int, max_wait_ns: int
+    clock: Clock,
+    sleep_ns: Sleep,
+    ticks_of: Callable[[int], int],
+    past: int,
+    max_wait_ns: int,
+    tick_ns: int,
 ) -> int:
     """Sleep until ``ticks_of(clock())`` exceeds ``past``; return that clock reading (ns).
+
+    Sleeps in steps of one tick (``tick_ns``), at most :data:`WAIT_STEP_NS` each.
 
     The wait is bounded by the sum of requested sleeps, so a stalled clock cannot hang the
     caller: after ``max_wait_ns`` it raises :class:`~uuidkit.CounterOverflowError`.
@@ -151,5 +158,6 @@ def wait_for_clock(
                 f"counter exhausted at tick {past}: clock did not advance within "
                 f"{max_wait_ns} ns (policy WAIT)"
             )
-        sleep_ns(WAIT_STEP_NS)
-        slept_ns += WAIT_STEP_NS
+        step_ns = min(tick_ns, WAIT_STEP_NS)
+        sleep_ns(step_ns)
+        slept_ns += step_ns

@@ -243,7 +243,12 @@ class _GregorianGenerator:
         # generator until the system clock catches up".
         max_wait_ns = self.config.max_wait_ms * NS_PER_MS
         now_ns = wait_for_clock(
-            self._clock, self._sleep_ns, self._clock_tick, self._last_tick, max_wait_ns
+            self._clock,
+            self._sleep_ns,
+            self._clock_tick,
+            self._last_tick,
+            max_wait_ns,
+            self.config.clock_resolution_ns,
         )
         self._high_tick = self._clock_tick(now_ns)
         return self._high_tick

@@ -222,6 +222,7 @@ def _build(
     regression = config.regression
     window_ticks = (config.regression_window_ms << fraction_bits) if regression else 0
     max_wait_ns = config.max_wait_ms * NS_PER_MS
+    tick_ns = max(NS_PER_MS >> fraction_bits, 1)
     max_tick = (1 << (UNIX_TS_MS_BITS + fraction_bits)) - 1
 
     # Re-entrant so that generate() can hold it around a loop of next_uuid(); it costs
@@ -288,7 +289,8 @@ def _build(
         if overflow is CounterOverflow.ADVANCE:
             start_tick(tick + 1)
         elif overflow is CounterOverflow.WAIT:
-            start_tick(ticks_of(wait_for_clock(clock, sleep_ns, ticks_of, tick, max_wait_ns)))
+            now_ns = wait_for_clock(clock, sleep_ns, ticks_of, tick, max_wait_ns, tick_ns)
+            start_tick(ticks_of(now_ns))
         else:
             raise CounterOverflowError(
                 f"counter: all 2**{counter_bits} values of tick {tick} "
