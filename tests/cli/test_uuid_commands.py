@@ -275,3 +275,25 @@ def test_convert_bad_input(
     capsys: pytest.CaptureFixture[str], argv: list[str], message: str
 ) -> None:
     assert fails(capsys, "convert", *argv) == message
+
+
+@pytest.mark.parametrize(
+    ("argv", "reason"),
+    [
+        (["gen", "-v", "2"], "argument -v/--version: invalid choice: 2"),
+        (["gen", "--format", "base64"], "argument --format: invalid choice: 'base64'"),
+        (["inspect"], "the following arguments are required: UUID"),
+        (["convert", "--to-version", "7", A1_V1], "argument --to-version: invalid choice: 7"),
+    ],
+)
+def test_usage_errors_exit_2_without_traceback(
+    capsys: pytest.CaptureFixture[str], argv: list[str], reason: str
+) -> None:
+    # argparse's own convention: the usage line, then one line with the reason.
+    with pytest.raises(SystemExit) as caught:
+        main(argv)
+    err = capsys.readouterr().err
+    assert caught.value.code == 2
+    assert err.splitlines()[0].startswith("usage: uuidkit ")
+    assert reason in err.splitlines()[-1]
+    assert "Traceback" not in err
