@@ -11,7 +11,7 @@ References: RFC 9562 §5.1, §5.6, §6.1, §6.2, §6.10; RFC 4122 §4.1.5, §4.2
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
 from uuid import UUID
@@ -28,6 +28,7 @@ from uuidkit.generators._policy import (
     Sleep,
     register_for_fork,
     wait_for_clock,
+    word_stream,
 )
 from uuidkit.generators.node import MULTICAST_BIT, NodePolicy, resolve_node
 from uuidkit.layouts import v1_int, v6_int
@@ -92,6 +93,7 @@ class _GregorianGenerator:
         "_lock",
         "_random_bytes",
         "_sleep_ns",
+        "_words",
         "clock_seq",
         "config",
         "node",
@@ -122,6 +124,7 @@ class _GregorianGenerator:
         self.clock_seq = self._random_clock_seq() if clock_seq is None else clock_seq
         self._last_tick = -1
         self._high_tick = -1
+        self._words: Iterator[int] = iter(())
         register_for_fork(self)
 
     @staticmethod
@@ -177,6 +180,7 @@ class _GregorianGenerator:
         References: RFC 9562 §6.9 (reseed upon process forks).
         """
         self._lock = threading.Lock()
+        self._words = iter(())
         self.clock_seq = (self.clock_seq + 1 + (self._random_clock_seq() % MASK_14)) & MASK_14
 
     def _next_int(self) -> int:
@@ -184,7 +188,10 @@ class _GregorianGenerator:
         if self.config.random_per_uuid:
             # RFC 9562 §5.6: clock_seq and node "SHOULD be reset to a pseudorandom value for
             # each new UUIDv6"; a random node MUST carry the multicast bit (§6.10).
-            bits = int.from_bytes(self._random_bytes(8))
+            bits = next(self._words, None)
+            if bits is None:
+                self._words = word_stream(self._random_bytes)
+                bits = next(self._words)
             return self._pack(tick, bits >> 50, (bits & ((1 << 48) - 1)) | MULTICAST_BIT)
         return self._pack(tick, self.clock_seq, self.node)
 
