@@ -32,7 +32,9 @@ def timestamp(value: uuidkit.UUID) -> int:
     return fields(value).timestamp  # type: ignore[union-attr]
 
 
-def v1(config: GregorianConfig | None = None, clock: FakeClock | None = None):  # type: ignore[no-untyped-def]
+def v1(
+    config: GregorianConfig | None = None, clock: FakeClock | None = None
+) -> tuple[V1Generator, FakeClock]:
     clock = clock or FakeClock()
     generator = V1Generator(config, clock=clock, random_bytes=seeded_bytes(1), sleep_ns=clock.sleep)
     return generator, clock

@@ -29,7 +29,9 @@ def ms_of(value: int) -> int:
     return value >> 80
 
 
-def make(config: V7Config | None = None, byte: int = 0, clock: FakeClock | None = None):  # type: ignore[no-untyped-def]
+def make(
+    config: V7Config | None = None, byte: int = 0, clock: FakeClock | None = None
+) -> tuple[V7Generator, FakeClock]:
     clock = clock or FakeClock()
     generator = V7Generator(
         config, clock=clock, random_bytes=constant_bytes(byte), sleep_ns=clock.sleep
@@ -104,7 +106,7 @@ def test_method3_followed_by_method1_counter() -> None:
     assert (first >> 58) & 0xFFF == 0 and (second >> 58) & 0xFFF == 1
 
 
-def overflowing(policy: CounterOverflow, stalled: bool = False):  # type: ignore[no-untyped-def]
+def overflowing(policy: CounterOverflow, stalled: bool = False) -> tuple[V7Generator, FakeClock]:
     # 12-bit counter, no guard, seed all ones: the first increment overflows.
     config = V7Config(
         counter=V7Counter.DEDICATED, counter_bits=12, guard_bits=0, overflow=policy, max_wait_ms=5

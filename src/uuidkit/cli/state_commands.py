@@ -25,7 +25,10 @@ _NS_PER_MS = 1_000_000
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
-    """Add ``state show`` and ``state reset``."""
+    """Add ``state show`` and ``state reset``.
+
+    References: RFC 9562 §6.3.
+    """
     state = subparsers.add_parser("state", help="show or reset a generator state file")
     actions = state.add_subparsers(dest="state_command", metavar="ACTION", required=True)
     show = actions.add_parser("show", help="print the reservation a state file holds")
@@ -44,7 +47,10 @@ def _unix_ns(state: StoredState, unit: int) -> int:
 
 
 def describe_state(state: StoredState) -> list[str]:
-    """Human-readable lines for ``state``."""
+    """Human-readable lines for ``state``.
+
+    References: RFC 9562 §6.3.
+    """
     unit = "ms" if state.kind == "v7" else "100 ns ticks"
     range_name = "next counter" if state.kind == "v7" else "next clock_seq"
     start = unix_ns_to_datetime(_unix_ns(state, state.window_start)).isoformat()
@@ -63,7 +69,10 @@ def describe_state(state: StoredState) -> list[str]:
 
 
 def show_command(args: argparse.Namespace) -> int:
-    """Print the state file's reservation."""
+    """Print the state file's reservation.
+
+    References: RFC 9562 §6.3.
+    """
     state = StateFile(args.path).load()
     if args.json:
         print(json.dumps(dataclasses.asdict(state), sort_keys=True))
@@ -73,7 +82,10 @@ def show_command(args: argparse.Namespace) -> int:
 
 
 def reset_command(args: argparse.Namespace) -> int:
-    """Delete the state file under its lock."""
+    """Delete the state file under its lock.
+
+    References: RFC 9562 §6.3; RFC 4122 §4.2.1.1.
+    """
     removed = StateFile(args.path).remove()
     print(f"removed {args.path}" if removed else f"no state file at {args.path}")
     return 0

@@ -81,17 +81,26 @@ class ClockRegression(enum.Enum):
 
 
 class ForkAware(Protocol):
-    """Anything holding per-process state that a forked child must not reuse."""
+    """Anything holding per-process state that a forked child must not reuse.
+
+    References: RFC 9562 §6.9.
+    """
 
     def reset_after_fork(self) -> None:
-        """Forget counters and buffered randomness (called in the child)."""
+        """Forget counters and buffered randomness (called in the child).
+
+        References: RFC 9562 §6.9.
+        """
 
 
 _fork_aware: weakref.WeakSet[ForkAware] = weakref.WeakSet()
 
 
 def register_for_fork(generator: ForkAware) -> None:
-    """Reset ``generator`` in every child forked from now on (RFC 9562 §6.9: reseed on fork)."""
+    """Reset ``generator`` in every child forked from now on (RFC 9562 §6.9: reseed on fork).
+
+    References: RFC 9562 §6.9.
+    """
     _fork_aware.add(generator)
 
 
@@ -108,6 +117,8 @@ def word_stream(random_bytes: RandomBytes) -> Iterator[int]:
 
     Iterating a ``memoryview`` cast to unsigned 64-bit words yields Python ints from C, so
     a generator's hot path pays one ``next()`` per word instead of an ``int.from_bytes``.
+
+    References: RFC 9562 §6.9.
     """
     return iter(memoryview(random_bytes(WORD_BLOCK_BYTES)).cast("Q"))
 
@@ -118,6 +129,8 @@ def increment_words(random_bytes: RandomBytes, count: int, random_byte_count: in
     Every word is at least ``2**(8*k)`` (never zero, so a running sum strictly increases) and
     below ``2**(8*k+1)``; ``k`` is ``random_byte_count`` (1 to 7). Built with strided slice
     copies, so the cost per word is a few nanoseconds.
+
+    References: RFC 9562 §6.2 (Method 2).
     """
     buffer = bytearray(8 * count)
     source = random_bytes(random_byte_count * count)

@@ -50,6 +50,8 @@ def bulk_values(
     values and the new counter, or ``None`` when a block does not fit (rand_a exhausted,
     increments larger than configured, or too many values) so the caller falls back to
     generating one value at a time under its overflow policy.
+
+    References: RFC 9562 §5.7, §6.2.
     """
     rand_a_bits = counter_bits - 62
     rand_a = (counter >> 62) + 1
@@ -66,7 +68,10 @@ def bulk_values(
 
 
 def make_uuids(values: Iterable[int]) -> list[UUID]:
-    """:class:`uuid.UUID` objects for 128-bit ``values``, filled slot by slot from C loops."""
+    """:class:`uuid.UUID` objects for 128-bit ``values``, filled slot by slot from C loops.
+
+    References: RFC 9562 §4.
+    """
     ints = values if isinstance(values, list) else list(values)
     objects: list[UUID] = list(map(_new, repeat(UUID, len(ints))))
     deque(map(_set_int, objects, ints), 0)

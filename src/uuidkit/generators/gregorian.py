@@ -135,7 +135,10 @@ class _GregorianGenerator:
         return int.from_bytes(self._random_bytes(2)) & MASK_14
 
     def __call__(self) -> UUID:
-        """The next UUID of this generator's version."""
+        """The next UUID of this generator's version.
+
+        References: RFC 9562 §5.1, §5.6; RFC 4122 §4.2.1.
+        """
         with self._lock:
             return from_int_unchecked(self._next_int())
 

@@ -198,7 +198,10 @@ class _SharedGenerator:
         return self._next_state(stored, at, now_ns)
 
     def reset_after_fork(self) -> None:
-        """In a forked child: drop the parent's range and lock so the child reserves its own."""
+        """In a forked child: drop the parent's range and lock so the child reserves its own.
+
+        References: RFC 9562 §6.9.
+        """
         self._lock = threading.Lock()
         self._window_end = -1
         self._range_end = self._range_start = 0
@@ -238,7 +241,10 @@ class SharedV7Generator(_SharedGenerator):
         return now_ns // NS_PER_MS
 
     def reset_after_fork(self) -> None:
-        """In a forked child: also forget the buffered random words."""
+        """In a forked child: also forget the buffered random words.
+
+        References: RFC 9562 §6.9.
+        """
         super().reset_after_fork()
         self._words = iter(())
 
@@ -246,12 +252,18 @@ class SharedV7Generator(_SharedGenerator):
         return self.config.counter_block
 
     def __call__(self) -> UUID:
-        """The next UUIDv7."""
+        """The next UUIDv7.
+
+        References: RFC 9562 §5.7, §6.3.
+        """
         with self._lock:
             return from_int_unchecked(self._next_int())
 
     def generate(self, count: int) -> list[UUID]:
-        """``count`` consecutive values under one lock acquisition."""
+        """``count`` consecutive values under one lock acquisition.
+
+        References: RFC 9562 §6.2, §6.3.
+        """
         with self._lock:
             return [from_int_unchecked(self._next_int()) for _ in range(count)]
 
@@ -343,12 +355,18 @@ class SharedV6Generator(_SharedGenerator):
         return self._next_state(stored, at, now_ns)
 
     def __call__(self) -> UUID:
-        """The next UUID."""
+        """The next UUID.
+
+        References: RFC 9562 §5.6, §6.3.
+        """
         with self._lock:
             return from_int_unchecked(self._next_int())
 
     def generate(self, count: int) -> list[UUID]:
-        """``count`` consecutive values under one lock acquisition."""
+        """``count`` consecutive values under one lock acquisition.
+
+        References: RFC 9562 §6.2, §6.3.
+        """
         with self._lock:
             return [from_int_unchecked(self._next_int()) for _ in range(count)]
 

@@ -48,6 +48,8 @@ class StateUnavailableWarning(UserWarning):
 
     The generator carries on as RFC 4122 §4.2.1.1 describes for unavailable state: a fresh
     random clock sequence or counter, never a reused value.
+
+    References: RFC 9562 §6.3; RFC 4122 §4.2.1.1.
     """
 
 
@@ -72,14 +74,20 @@ class StoredState:
     written_ns: int
 
     def to_text(self) -> str:
-        """The file's text: the fields plus format, version and checksum."""
+        """The file's text: the fields plus format, version and checksum.
+
+        References: RFC 9562 §6.3.
+        """
         body = {"format": FORMAT_NAME, "version": FORMAT_VERSION, **asdict(self)}
         body["checksum"] = _checksum(body)
         return json.dumps(body, sort_keys=True) + "\n"
 
     @classmethod
     def from_text(cls, text: str) -> StoredState:
-        """Parse and check a state file's text; raises :class:`~uuidkit.StateFileError`."""
+        """Parse and check a state file's text; raises :class:`~uuidkit.StateFileError`.
+
+        References: RFC 9562 §6.3.
+        """
         try:
             body = json.loads(text)
         except ValueError as error:
@@ -119,7 +127,10 @@ def _checksum(body: dict[str, object]) -> str:
 
 
 def warn_unavailable(path: Path, reason: str) -> None:
-    """Issue the :class:`StateUnavailableWarning` for ``path``."""
+    """Issue the :class:`StateUnavailableWarning` for ``path``.
+
+    References: RFC 4122 §4.2.1.1.
+    """
     warnings.warn(
         f"generator state {str(path)!r} unavailable ({reason}): continuing with a fresh "
         "random clock sequence/counter",
@@ -142,7 +153,10 @@ class StateFile:
         self._lock_fd: int | None = None
 
     def load(self) -> StoredState:
-        """The stored state; raises :class:`~uuidkit.StateFileError` saying why it is unusable."""
+        """The stored state; raises :class:`~uuidkit.StateFileError` saying why it is unusable.
+
+        References: RFC 4122 §4.2.1.1.
+        """
         try:
             with self.path.open("rb") as stream:
                 raw = stream.read(_MAX_BYTES + 1)
@@ -158,7 +172,10 @@ class StateFile:
             raise StateFileError(f"{self.path}: corrupted: {error}") from None
 
     def read(self) -> StoredState | None:
-        """The stored state, or ``None`` (with a warning) when it is unavailable."""
+        """The stored state, or ``None`` (with a warning) when it is unavailable.
+
+        References: RFC 4122 §4.2.1.1.
+        """
         try:
             return self.load()
         except StateFileError as error:
@@ -166,8 +183,13 @@ class StateFile:
             return None
 
     def write(self, state: StoredState) -> None:
-        """Replace the file atomically (temp file, fsync, rename, fsync directory)."""
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        """Replace the file atomically (temp file, fsync, rename, fsync directory); hold the lock.
+
+        References: RFC 4122 §4.2.1.3.
+        """
+        # One temporary name: writers are serialised by the lock, and a file left by a
+        # writer killed mid-write is truncated and reused rather than piling up.
+        temporary = self.path.with_name(f".{self.path.name}.tmp")
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
             os.write(descriptor, state.to_text().encode())
@@ -195,13 +217,19 @@ class StateFile:
             fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
 
     def reopen_after_fork(self) -> None:
-        """Drop the inherited lock descriptor: a flock is shared by parent and child otherwise."""
+        """Drop the inherited lock descriptor: a flock is shared by parent and child otherwise.
+
+        References: RFC 9562 §6.9; RFC 4122 §4.2.1.4.
+        """
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
 
     def remove(self) -> bool:
-        """Delete the state file under the lock; True if there was one."""
+        """Delete the state file under the lock; True if there was one.
+
+        References: RFC 9562 §6.3.
+        """
         with self:
             try:
                 self.path.unlink()

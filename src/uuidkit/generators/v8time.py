@@ -114,13 +114,19 @@ class DraftV8Generator:
         register_for_fork(self)
 
     def __call__(self) -> UUID:
-        """The next UUIDv8."""
+        """The next UUIDv8.
+
+        References: draft-peabody-dispatch-new-uuid-format-01 §4.5.
+        """
         with self._lock:
             tick, seq = self._advance()
         return build_draft_v8(tick, self.config.timestamp_bits, seq, self._node())
 
     def reset_after_fork(self) -> None:
-        """In a forked child: a new lock (the state may continue: nodes are fresh random)."""
+        """In a forked child: a new lock (the state may continue: nodes are fresh random).
+
+        References: RFC 9562 §6.9.
+        """
         self._lock = threading.Lock()
 
     def _ticks_of(self, now_ns: int) -> int:
