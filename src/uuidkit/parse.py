@@ -219,6 +219,8 @@ def _diagnose_unhyphenated(body: str, start: int, strict: bool, wrapped: bool) -
             f"expected 36 characters (8-4-4-4-12 hex digits and hyphens), found {found}"
         )
     if wrapped:
+        if found <= _HYPHEN_POSITIONS[0]:
+            return _diagnose_groups(body, start)  # too short to be missing a hyphen
         hyphen = start + _HYPHEN_POSITIONS[0]
         return InvalidUUID(
             f"expected a hyphen at {hyphen}: braces and urn:uuid: wrap only the 8-4-4-4-12 form",

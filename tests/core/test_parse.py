@@ -138,6 +138,15 @@ REJECTED = [
         17,
     ),
     ("urn:uuid: " + FIGURE_1, False, "invalid character ' ' at 9", 9),
+    ("URN:UUID:", False, "group 0: expected 8 hex digits, found 0", 9),
+    (
+        "urn:uuid:f81d4fae",
+        False,
+        "expected 5 hyphen-separated groups (8-4-4-4-12), found 1 ending at 17",
+        17,
+    ),
+    ("{}", False, "group 0: expected 8 hex digits, found 0", 1),
+    ("{abc}", False, "group 0: expected 8 hex digits, found 3", 4),
 ]
 
 
@@ -279,8 +288,18 @@ _near_uuid_text = st.builds(
 )
 
 
+#: Short strings over the characters the forms are made of, with and without a wrapper.
+_form_char = st.sampled_from(list("0123456789abcdefABCDEF-{}:urnidURNID x+_"))
+_wrapped_text = st.builds(
+    lambda prefix, body, suffix: prefix + body + suffix,
+    st.sampled_from(["", "{", "urn:uuid:", "URN:UUID:"]),
+    st.text(_form_char, max_size=40),
+    st.sampled_from(["", "}"]),
+)
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.one_of(st.text(_any_char), _near_uuid_text), st.booleans())
+@given(st.one_of(st.text(_any_char), _near_uuid_text, _wrapped_text), st.booleans())
 def test_parse_raises_only_invalid_uuid_for_any_str(text: str, strict: bool) -> None:
     try:
         result = parse(text, strict=strict)
