@@ -6,6 +6,7 @@ Vectors are RFC 9562 Appendix A and B.2.
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -240,6 +241,17 @@ def test_inspect_v7_beyond_year_9999(capsys: pytest.CaptureFixture[str]) -> None
 )
 def test_inspect_bad_input(capsys: pytest.CaptureFixture[str], text: str, message: str) -> None:
     assert fails(capsys, "inspect", A1_V1, text) == message
+
+
+def test_dash_reads_lines_of_stdin(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(f"{A1_V1}\r\n\n{A5_V6.upper()}\n"))
+    status, out, _ = run(capsys, "inspect", "--json", "-", A6_V7)
+    versions = [json.loads(line)["version"] for line in out.splitlines()]
+    assert (status, versions) == (0, [1, 6, 7])
+    monkeypatch.setattr(sys, "stdin", io.StringIO(f" {A1_V1}\n"))
+    assert fails(capsys, "convert", "-") == "invalid character ' ' at 0"
 
 
 # --- convert ------------------------------------------------------------------------------------

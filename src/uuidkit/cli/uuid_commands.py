@@ -7,6 +7,9 @@
   the embedded time in ISO 8601 UTC (``--json``: one JSON object per line).
 * ``uuidkit convert UUID... [--to-version 1|6] [--from text|int|bytes_le] [--format STYLE]``.
 
+A ``UUID`` argument of ``-`` reads one UUID per line of stdin: ``uuidkit gen -n 3 | uuidkit
+inspect -``.
+
 Bad input raises a :class:`ValueError` subclass, which :func:`uuidkit.cli.main` turns into a
 one-line message on stderr and exit status 2.
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 from uuid import UUID
@@ -90,12 +94,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     gen.set_defaults(handler=gen_command)
 
     inspect = subparsers.add_parser("inspect", help="decode variant, version, fields and time")
-    inspect.add_argument("uuids", nargs="+", metavar="UUID")
+    inspect.add_argument("uuids", nargs="+", metavar="UUID", help="UUIDs; - reads lines of stdin")
     inspect.add_argument("--json", action="store_true", help="one JSON object per line")
     inspect.set_defaults(handler=inspect_command)
 
     convert = subparsers.add_parser("convert", help="convert v1 <-> v6 and between formats")
-    convert.add_argument("uuids", nargs="+", metavar="UUID")
+    convert.add_argument("uuids", nargs="+", metavar="UUID", help="UUIDs; - reads lines of stdin")
     convert.add_argument("--to-version", type=int, choices=[1, 6], help="reorder v1 <-> v6")
     convert.add_argument(
         "--from",
@@ -175,6 +179,18 @@ def _namespace(text: str) -> UUID:
     return known if known is not None else parse(text)
 
 
+def _inputs(arguments: list[str]) -> list[str]:
+    """The arguments, with ``-`` replaced by the non-empty lines of stdin (newline removed)."""
+    texts: list[str] = []
+    for argument in arguments:
+        if argument == "-":
+            lines = (line.rstrip("\r\n") for line in sys.stdin)
+            texts.extend(line for line in lines if line)
+        else:
+            texts.append(argument)
+    return texts
+
+
 # --- inspect ------------------------------------------------------------------------------------
 
 
@@ -183,7 +199,7 @@ def inspect_command(args: argparse.Namespace) -> int:
 
     References: RFC 9562 §4.1, §4.2, §5.
     """
-    descriptions = [describe(parse(text)) for text in args.uuids]
+    descriptions = [describe(parse(text)) for text in _inputs(args.uuids)]
     if args.json:
         for description in descriptions:
             print(json.dumps(description))
@@ -256,7 +272,7 @@ def convert_command(args: argparse.Namespace) -> int:
 
     References: RFC 9562 §4 (forms), §5.6 (v1 <-> v6).
     """
-    values = [_read(text, args.source) for text in args.uuids]
+    values = [_read(text, args.source) for text in _inputs(args.uuids)]
     if args.to_version == 6:
         values = [v1_to_v6(value) for value in values]
     elif args.to_version == 1:
