@@ -98,7 +98,7 @@ def parse(text: str, *, strict: bool = False) -> UUID:
                     _set_is_safe(result, _UNKNOWN)
                     return result
         elif not strict:
-            value = _parse_lenient_wrapped(text, length)
+            value = _lenient_only_value(text, length)
             if value is not None:
                 return from_int_unchecked(value)
     if isinstance(text, str) and type(text) is not str:
@@ -124,7 +124,7 @@ def _hex_value(digits: str) -> int | None:
     return _int_from_bytes(octets) if len(octets) == 16 else None
 
 
-def _parse_lenient_wrapped(text: str, length: int) -> int | None:
+def _lenient_only_value(text: str, length: int) -> int | None:
     """The value of the lenient-only forms: 32 hex digits, ``{...}``, ``urn:uuid:...``."""
     if length == _HEX_LENGTH:
         return _hex_value(text)
