@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 from gen_fakes import NS_PER_MS, START_NS, FakeClock, seeded_bytes
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from uuidkit import StateFileError
 from uuidkit.generators import (
@@ -177,3 +179,36 @@ def test_remove(tmp_path: Path) -> None:
     state.write(VALID)
     assert StateFile(tmp_path / "x.state").read() == VALID
     assert state.remove()
+
+
+states = st.builds(
+    StoredState,
+    kind=st.sampled_from(["v1", "v6", "v7"]),
+    window_start=st.integers(0, 1 << 60),
+    window_end=st.just(1 << 61),
+    next_range=st.integers(0, 1 << 42),
+    node=st.one_of(st.none(), st.integers(0, (1 << 48) - 1)),
+    written_ns=st.integers(0, 1 << 63),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(state=states)
+def test_property_round_trip(state: StoredState) -> None:
+    assert StoredState.from_text(state.to_text()) == state
+
+
+@settings(max_examples=200, deadline=None)
+@given(state=states, data=st.data())
+def test_property_any_changed_byte_is_detected_or_harmless(
+    state: StoredState, data: st.DataObject
+) -> None:
+    raw = bytearray(state.to_text().encode())
+    position = data.draw(st.integers(0, len(raw) - 1))
+    replacement = data.draw(st.integers(0, 255).filter(lambda b: b != raw[position]))
+    raw[position] = replacement
+    try:
+        decoded = StoredState.from_text(raw.decode("utf-8"))
+    except (StateFileError, UnicodeDecodeError):
+        return
+    assert decoded == state  # only insignificant bytes (JSON whitespace) may change

@@ -207,15 +207,19 @@ class _GregorianGenerator:
         config = self.config
         clock_tick = self._clock_tick(self._clock())
         if clock_tick < self._high_tick and self._on_regression(clock_tick):
-            return self._use(clock_tick)
+            return self._use(clock_tick, restarted=True)
         self._high_tick = max(self._high_tick, clock_tick)
         tick = max(self._high_tick, self._last_tick + 1)
         budget = config.clock_resolution_ns // NS_PER_TICK
         if tick >= self._high_tick + budget:
             tick = self._on_overflow(tick)
-        return self._use(tick)
+        return self._use(tick, restarted=False)
 
-    def _use(self, tick: int) -> int:
+    def _use(self, tick: int, *, restarted: bool) -> int:
+        # RFC 9562 §6.2 "Monotonic Error Checking", on the timestamp: only an accepted
+        # regression (with its new clock sequence) may step back.
+        if tick <= self._last_tick and not restarted:
+            raise GeneratorError(f"monotonic check failed: timestamp {tick} <= {self._last_tick}")
         if tick > MASK_60:
             raise GeneratorError(f"timestamp: {tick} does not fit the 60-bit field (RFC 9562 §5.1)")
         self._last_tick = tick

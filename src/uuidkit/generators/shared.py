@@ -43,7 +43,7 @@ from uuid import UUID
 from uuidkit import _system
 from uuidkit._bits import FRAME_HIGH_SHIFT, FRAME_MID_SHIFT, MASK_14, version_bits
 from uuidkit._construct import from_int_unchecked
-from uuidkit.errors import InvalidField, StateFileError
+from uuidkit.errors import GeneratorError, InvalidField, StateFileError
 from uuidkit.generators._policy import Clock, RandomBytes, register_for_fork, word_stream
 from uuidkit.generators.node import NodePolicy, resolve_node
 from uuidkit.generators.statefile import StateFile, StoredState, warn_unavailable
@@ -205,6 +205,9 @@ class _SharedGenerator:
         self._lock = threading.Lock()
         self._window_end = -1
         self._range_end = self._range_start = 0
+        # An in-memory reservation (unwritable file) would hand the child the parent's next
+        # range: the child retries the file and otherwise starts from a fresh random seed.
+        self._in_memory = None
         self.file.reopen_after_fork()
 
 
@@ -235,6 +238,7 @@ class SharedV7Generator(_SharedGenerator):
     ) -> None:
         super().__init__(path, config, clock, random_bytes)
         self._counter = 0
+        self._last_position = -1
         self._words: Iterator[int] = iter(())
 
     def _units_of(self, now_ns: int) -> int:
@@ -281,6 +285,11 @@ class SharedV7Generator(_SharedGenerator):
             self._counter = self._range_start
         counter = self._counter
         self._counter = counter + 1
+        position = (self._unit << V7_COUNTER_BITS) | counter
+        # RFC 9562 §6.2 "Monotonic Error Checking": (ms, counter) must exceed the last one.
+        if position <= self._last_position:
+            raise GeneratorError(f"monotonic check failed: position {position:#x}")
+        self._last_position = position
         word = next(self._words, None)
         if word is None:
             self._words = word_stream(self._random_bytes)
@@ -376,6 +385,9 @@ class SharedV6Generator(_SharedGenerator):
         if tick > self._window_end or self._range_end == 0:
             tick = self._reserve(tick, now_ns)
             self._clock_seq = self._range_start & MASK_14
+        # RFC 9562 §6.2 "Monotonic Error Checking": the timestamp must exceed the last one.
+        if tick <= self._unit:
+            raise GeneratorError(f"monotonic check failed: timestamp {tick} <= {self._unit}")
         self._unit = tick
         assert self._node is not None
         return self._pack(tick, self._clock_seq, self._node)

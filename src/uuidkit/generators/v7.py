@@ -282,6 +282,8 @@ def _build(
             )
         tick = new_tick
         counter = seed()
+        # RFC 9562 §6.2 Method 3: "the additional time precision bits MUST follow the
+        # timestamp as the next available bit in the rand_a field".
         prefix = (
             ((new_tick >> fraction_bits) << FRAME_HIGH_SHIFT)
             | _VERSION_7
@@ -339,6 +341,9 @@ def _build(
             if now_tick > tick:
                 start_tick(now_tick)
             elif now_tick == tick or not on_regression(now_tick):
+                # RFC 9562 §6.2 Method 2: the counter "MUST be incremented in the least
+                # significant position"; §6.1: an implementation "MUST NOT knowingly return
+                # duplicate values due to a counter rollover", hence the overflow check.
                 bumped = counter + (word & increment_mask) + 1
                 if bumped >> counter_bits:
                     on_overflow()
