@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from uuidkit.cli import state_commands, uiap_commands, uuid_commands
 
@@ -19,8 +20,16 @@ __all__ = ["build_parser", "main"]
 EXIT_USAGE = 2
 
 
+class _OneLineErrorParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr (the usage stays behind ``--help``)."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _OneLineErrorParser(
         prog="uuidkit",
         description="Generate, inspect and convert UUIDs (RFC 9562); allocate IDs with UIAP.",
     )
