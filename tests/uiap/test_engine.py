@@ -500,3 +500,12 @@ def test_zero_period_and_timeout_still_send_every_attempt_once() -> None:
     assert len(engine.datagrams_to_send()) == 3
     assert list(iter(engine.next_event, None)) == [ClaimSucceeded(handle, DOMAIN, unique(5), 14.0)]
     assert engine.get_timer() == 14.0
+
+
+def test_datagrams_for_a_removed_interface_are_not_handed_out() -> None:
+    engine = Engine(1, random.Random(0))
+    engine.add_interface("a")
+    engine.add_interface("b")
+    engine.claim(DOMAIN, unique(5), 10, 0.0)
+    engine.remove_interface("a")
+    assert [t.interface for t in engine.datagrams_to_send()] == ["b"]

@@ -126,9 +126,13 @@ class Forwarder:
             self._on_deny(message, interface, source)
 
     def datagrams_to_send(self) -> list[Transmit]:
-        """Every datagram queued since the last call, in order (the queue is emptied)."""
+        """Every datagram queued since the last call, in order (the queue is emptied).
+
+        Datagrams queued for an interface removed since are left out.
+        """
         outbox, self._outbox = self._outbox, []
-        return outbox
+        interfaces = self._interfaces
+        return [transmit for transmit in outbox if transmit.interface in interfaces]
 
     def next_event(self) -> Event | None:
         """The oldest event not yet returned, or ``None``."""
