@@ -231,3 +231,36 @@ def test_kill_9_at_random_moments(tmp_path: Path, kind: str, rounds: int) -> Non
             seen.add(value)
             last = value
     assert len(seen) > rounds
+
+
+def test_shared_generator_threads_and_fork(tmp_path: Path) -> None:
+    with pytest.warns(StateUnavailableWarning, match="missing"):
+        generator = SharedV7Generator(tmp_path / "tf.state", SharedConfig(durable=False))
+    generator()  # the parent holds a reservation before forking
+    results: list[list[int]] = [[] for _ in range(4)]
+
+    def work(out: list[int]) -> None:
+        out.extend(generator().int for _ in range(5_000))
+
+    threads = [threading.Thread(target=work, args=(out,)) for out in results]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len({value for out in results for value in out}) == 20_000
+    assert all(out == sorted(out) for out in results)
+    parent, child = _fork_and_collect(lambda: [generator().int for _ in range(20_000)])
+    assert not set(parent) & set(child)
+    assert child[0] > max(max(out) for out in results)  # the child reserved a later range
+
+
+def test_shared_generator_fork_without_a_writable_file(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.warns(StateUnavailableWarning):
+        generator = SharedV7Generator(blocker / "x.state", SharedConfig(durable=False))
+    with pytest.warns(StateUnavailableWarning, match="unwritable"):
+        generator()
+    warnings.simplefilter("ignore", StateUnavailableWarning)
+    parent, child = _fork_and_collect(lambda: [generator().int for _ in range(20_000)])
+    assert not set(parent) & set(child)
