@@ -163,3 +163,10 @@ def test_module_functions() -> None:
 def test_config_rejects_bad_resolution() -> None:
     with pytest.raises(InvalidField, match="clock_resolution_ns"):
         GregorianConfig(clock_resolution_ns=150)
+
+
+def test_uuid6_fields_not_given_stay_random_per_uuid() -> None:
+    values = [uuidkit.uuid6(node=0x0123456789AB) for _ in range(20)]
+    assert {v.node for v in values} == {0x0123456789AB}
+    assert len({v.clock_seq for v in values}) > 10
+    assert values == sorted(values)

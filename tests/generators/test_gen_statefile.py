@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from uuidkit import StateFileError
 from uuidkit.generators import (
     SharedConfig,
+    SharedV1Generator,
     SharedV6Generator,
     SharedV7Generator,
     StateUnavailableWarning,
@@ -212,3 +213,15 @@ def test_property_any_changed_byte_is_detected_or_harmless(
     except (StateFileError, UnicodeDecodeError):
         return
     assert decoded == state  # only insignificant bytes (JSON whitespace) may change
+
+
+def test_shared_v1_restart_keeps_node(tmp_path: Path) -> None:
+    path = tmp_path / "v1.state"
+    clock = FakeClock()
+    config = SharedConfig(durable=False)
+    with pytest.warns(StateUnavailableWarning):
+        first = SharedV1Generator(path, config, clock=clock, random_bytes=seeded_bytes(6))()
+    second = SharedV1Generator(path, config, clock=clock, random_bytes=seeded_bytes(7))()
+    assert (first.version, second.version) == (1, 1)
+    assert first.node == second.node and second.clock_seq == first.clock_seq + 1
+    assert StoredState.from_text(path.read_text()).kind == "v1"

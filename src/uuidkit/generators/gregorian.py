@@ -17,7 +17,7 @@ from typing import Final
 from uuid import UUID
 
 from uuidkit import _system
-from uuidkit._bits import MASK_14, MASK_60
+from uuidkit._bits import MASK_14, MASK_48, MASK_60
 from uuidkit._construct import from_int_unchecked
 from uuidkit.errors import ClockRegressionError, CounterOverflowError, GeneratorError, InvalidField
 from uuidkit.generators._policy import (
@@ -154,15 +154,19 @@ class _GregorianGenerator:
         """The next UUID, with ``node`` and/or ``clock_seq`` replacing the generator's own.
 
         The timestamp is this generator's next one, so values still never repeat a
-        timestamp of this generator. References: RFC 9562 §5.1, §5.6.
+        timestamp of this generator; with ``random_per_uuid`` a field not given is fresh
+        random bits, as for any other UUID of the generator.
+
+        References: RFC 9562 §5.1, §5.6.
         """
         with self._lock:
             tick = self._next_tick()
+            own_clock_seq, own_node = self._fields_for_next_uuid()
         return from_int_unchecked(
             self._pack(
                 tick,
-                self.clock_seq if clock_seq is None else clock_seq,
-                self.node if node is None else node,
+                own_clock_seq if clock_seq is None else clock_seq,
+                own_node if node is None else node,
             )
         )
 
@@ -188,15 +192,19 @@ class _GregorianGenerator:
 
     def _next_int(self) -> int:
         tick = self._next_tick()
-        if self.config.random_per_uuid:
-            # RFC 9562 §5.6: clock_seq and node "SHOULD be reset to a pseudorandom value for
-            # each new UUIDv6"; a random node MUST carry the multicast bit (§6.10).
-            bits = next(self._words, None)
-            if bits is None:
-                self._words = word_stream(self._random_bytes)
-                bits = next(self._words)
-            return self._pack(tick, bits >> 50, (bits & ((1 << 48) - 1)) | MULTICAST_BIT)
-        return self._pack(tick, self.clock_seq, self.node)
+        return self._pack(tick, *self._fields_for_next_uuid())
+
+    def _fields_for_next_uuid(self) -> tuple[int, int]:
+        """(clock_seq, node) of the next UUID."""
+        if not self.config.random_per_uuid:
+            return self.clock_seq, self.node
+        # RFC 9562 §5.6: clock_seq and node "SHOULD be reset to a pseudorandom value for
+        # each new UUIDv6"; a random node MUST carry the multicast bit (§6.10).
+        bits = next(self._words, None)
+        if bits is None:
+            self._words = word_stream(self._random_bytes)
+            bits = next(self._words)
+        return bits >> 50, (bits & MASK_48) | MULTICAST_BIT
 
     def _clock_tick(self, now_ns: int) -> int:
         """The 100 ns tick at the start of the clock interval holding ``now_ns``."""
