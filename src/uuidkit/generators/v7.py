@@ -238,7 +238,7 @@ def _build(
     )
     overflow = config.overflow
     regression = config.regression
-    window_ticks = (config.regression_window_ms << fraction_bits) if regression else 0
+    window_ticks = config.regression_window_ms << fraction_bits
     max_wait_ns = config.max_wait_ms * NS_PER_MS
     tick_ns = max(NS_PER_MS >> fraction_bits, 1)
     max_tick = (1 << (UNIX_TS_MS_BITS + fraction_bits)) - 1
@@ -386,7 +386,12 @@ def _build(
             elif now_tick < tick:
                 on_regression(now_tick)
             block = bulk_values(
-                prefix, counter, 74 - fraction_bits, config.increment_bits, count, random_bytes
+                prefix,
+                counter,
+                RAND_BITS - fraction_bits,
+                config.increment_bits,
+                count,
+                random_bytes,
             )
         if block is None:
             # The lock is re-entrant: the whole block is still made under this acquisition.
