@@ -33,7 +33,13 @@ from uuidkit.uiap import (
     MessageType,
     decode,
 )
-from uuidkit.uiap.claims import CONFLICT_RULES, TRANSITIONS, ClaimState, Trigger
+from uuidkit.uiap.claims import (
+    CONFLICT_RULES,
+    TRANSITIONS,
+    ClaimState,
+    Trigger,
+    transitions_as_dot,
+)
 
 # ---------------------------------------------------------------- configuration
 
@@ -245,3 +251,10 @@ def test_zero_period_and_timeout_still_send_every_attempt_once() -> None:
     assert len(engine.datagrams_to_send()) == 3
     assert list(iter(engine.next_event, None)) == [ClaimSucceeded(handle, DOMAIN, unique(5), 14.0)]
     assert engine.get_timer() == 14.0
+
+
+def test_the_diagram_is_drawn_from_the_table() -> None:
+    dot = transitions_as_dot()
+    assert dot.startswith("digraph claim {") and dot.endswith("}")
+    assert dot.count("->") == len(TRANSITIONS)
+    assert 'waiting -> held [label="timeout"];' in dot

@@ -46,6 +46,7 @@ __all__ = [
     "OwnClaim",
     "Trigger",
     "next_state",
+    "transitions_as_dot",
 ]
 
 
@@ -150,6 +151,18 @@ def next_state(state: ClaimState, trigger: Trigger) -> ClaimState:
     following = TRANSITIONS.get((state, trigger))
     assert following is not None, f"no transition for {trigger.name} in {state.name}"
     return following
+
+
+def transitions_as_dot() -> str:
+    """:data:`TRANSITIONS` as a Graphviz digraph (``dot -Tsvg``), one edge per row.
+
+    References: DESIGN.md example 6 ("a diagram can be drawn from the same table").
+    """
+    edges = [
+        f'    {state.value} -> {following.value} [label="{trigger.value}"];'
+        for (state, trigger), following in TRANSITIONS.items()
+    ]
+    return "\n".join(["digraph claim {", *edges, "}"])
 
 
 @dataclass(slots=True)

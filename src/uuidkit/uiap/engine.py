@@ -19,7 +19,8 @@ so a caller that is late with ``handle_timer`` still sees every rule applied in 
 Boundary contract (DESIGN.md example 10): ``receive_datagram`` never raises for network
 input. A datagram the decoder rejects is counted and dropped with a ``MessageDropped``
 event; any other exception escaping is a bug. Misuse of the API (an unknown claim handle,
-a lifetime out of range) raises :class:`EngineError`.
+a lifetime out of range) raises :class:`EngineError`; a space its domain does not allow
+raises :class:`~uuidkit.errors.SpaceError`.
 
 Where the draft is vague, the choice made is marked "Choice (§x)" next to the code and
 listed in docs/uiap.md.
