@@ -10,7 +10,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from gen_fakes import NS_PER_MS, START_NS, FakeClock, seeded_bytes
+from gen_fakes import NS_PER_MS, START_NS, FakeClock, constant_bytes, seeded_bytes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -225,3 +225,20 @@ def test_shared_v1_restart_keeps_node(tmp_path: Path) -> None:
     assert (first.version, second.version) == (1, 1)
     assert first.node == second.node and second.clock_seq == first.clock_seq + 1
     assert StoredState.from_text(path.read_text()).kind == "v1"
+
+
+def test_file_recreated_by_another_process_never_breaks_monotonicity(tmp_path: Path) -> None:
+    path = tmp_path / "reset.state"
+    clock = FakeClock()
+    config = SharedConfig(counter_block=4, durable=False)
+    with pytest.warns(StateUnavailableWarning):
+        high = SharedV7Generator(path, config, clock=clock, random_bytes=constant_bytes(0xFF))
+    before = [high().int for _ in range(4)]  # the whole range, at the top of the counter space
+    StateFile(path).remove()  # `uuidkit state reset` while it runs
+    with pytest.warns(StateUnavailableWarning):
+        low = SharedV7Generator(path, config, clock=clock, random_bytes=constant_bytes(0x00))
+    low()  # re-creates the window over this millisecond, starting at counter 0
+    after = [high().int for _ in range(8)]
+    values = before + after
+    assert values == sorted(set(values))
+    assert after[0] >> 80 == START_MS + 1

@@ -33,6 +33,7 @@ References: RFC 9562 §6.3, §6.2 (Method 1); RFC 4122 §4.2.1.1-§4.2.1.4.
 
 from __future__ import annotations
 
+import abc
 import os
 import threading
 from collections.abc import Iterator
@@ -93,7 +94,7 @@ class SharedConfig:
                 )
 
 
-class _SharedGenerator:
+class _SharedGenerator(abc.ABC):
     """Reservation bookkeeping common to the v7 and v1/v6 state-file generators."""
 
     _KIND = "v7"
@@ -120,11 +121,13 @@ class _SharedGenerator:
         # RFC 4122 §4.2.1.1: "The state only needs to be read from stable storage once at
         # boot time": checked (and warned about) now; reservations re-read it under the lock
         # because other processes may have moved it.
-        self._initial = self.file.read()
+        #: The state found at start-up (``None``: unavailable, with a warning).
+        self.initial_state = self.file.read()
         register_for_fork(self)
 
+    @abc.abstractmethod
     def _units_of(self, now_ns: int) -> int:
-        raise NotImplementedError
+        """The time unit (v7: Unix ms; v1/v6: Gregorian 100 ns tick) of ``now_ns``."""
 
     def _range_size(self) -> int:
         return 1
@@ -283,6 +286,10 @@ class SharedV7Generator(_SharedGenerator):
         if self._counter >= self._range_end:
             self._unit = self._reserve(self._unit, now_ns)
             self._counter = self._range_start
+            if (self._unit << V7_COUNTER_BITS) | self._counter <= self._last_position:
+                # Only when another process re-created the file (after a reset or a
+                # corruption) with a window over this millisecond: move to the next one.
+                self._unit = (self._last_position >> V7_COUNTER_BITS) + 1
         counter = self._counter
         self._counter = counter + 1
         position = (self._unit << V7_COUNTER_BITS) | counter
