@@ -3,9 +3,10 @@
 Run: ``python3 bench/bench_engine.py`` (``--quick`` for a fast smoke run).
 
 The device under test sits in a mesh with three interfaces and defends 20 claims of its
-own. Every foreign flood reaches it once per interface, so per 100 datagrams it sees about
-30 first copies (recorded, compared with its claims, forwarded out two interfaces), 60
-copies it already knows (dropped, §4.2.2.1), 5 Claim-Denies to forward back (§4.3.2), 3
+own (then 2, to show what comparing with each claim costs). Every foreign flood reaches
+it once per interface, so per 100 datagrams it sees about 30 first copies (recorded,
+compared with its claims, forwarded out two interfaces), 60 copies it already knows
+(dropped by Message ID, §4.2.2.1), 5 Claim-Denies to forward back (§4.3.2), 3
 Claim-Attempts that conflict with its claims (denied) and 2 malformed datagrams. The
 baseline is :func:`uuidkit.uiap.decode` of the same batch: the engine's own cost is what
 it adds on top of decoding.
@@ -16,6 +17,7 @@ References: UIAP §2.4.2, §2.4.3, §2.4.5, §4.2.2.1, §4.3.2.
 from __future__ import annotations
 
 import contextlib
+import functools
 import random
 import sys
 
@@ -72,10 +74,10 @@ def build_mix(count: int, seed: int) -> list[Datagram]:
     return mix[:count]
 
 
-def fresh_engine() -> Engine:
-    """An engine on three interfaces holding OWN_CLAIMS claims (succeeded, not expired)."""
+def fresh_engine(own_claims: int) -> Engine:
+    """An engine on three interfaces holding ``own_claims`` claims (succeeded, not expired)."""
     engine = Engine(0xFEED, random.Random(1), EngineConfig(drop_events=False))
-    for index in range(OWN_CLAIMS):
+    for index in range(own_claims):
         engine.claim(DOMAIN, _space(index), 3600, 0.0)
     engine.handle_timer(5.0)
     for interface in INTERFACES:
@@ -90,25 +92,30 @@ def main(argv: list[str]) -> None:
     count, repeat = (2_000, 3) if quick else (20_000, 7)
     mix = build_mix(count, seed=5)
     timer = Timer(number=1, repeat=repeat)
-    engines = [fresh_engine() for _ in range(repeat)]
-
-    def run_engine() -> None:
-        engine = engines.pop()
-        receive = engine.receive_datagram
-        for data, interface, source, now in mix:
-            receive(data, interface, source, now)
-            engine.datagrams_to_send()
 
     def decode_all() -> None:
         for data, _, _, _ in mix:
             with contextlib.suppress(DecodeError):
                 decode(data)
 
+    def run_engine(engines: list[Engine]) -> None:
+        engine = engines.pop()
+        receive = engine.receive_datagram
+        for data, interface, source, now in mix:
+            receive(data, interface, source, now)
+            engine.datagrams_to_send()
+
     timer.measure(BASELINE, decode_all)
-    label = timer.measure(f"engine.receive_datagram() x {count}", run_engine)
+    labels = {}
+    for own_claims in (OWN_CLAIMS, 2):
+        pool = [fresh_engine(own_claims) for _ in range(repeat)]
+        label = f"receive_datagram() x {count}, {own_claims} own claims"
+        labels[own_claims] = timer.measure(label, functools.partial(run_engine, pool))
     timer.report(BASELINE, f"UIAP engine, a batch of {count} datagrams (ns per batch)")
-    per_second = count / (timer.results[label] * 1e-9)
-    print(f"\nengine: {per_second:,.0f} datagrams/s through receive_datagram (one core)")
+    print()
+    for own_claims, label in labels.items():
+        per_second = count / (timer.results[label] * 1e-9)
+        print(f"engine with {own_claims:>2} claims: {per_second:,.0f} datagrams/s (one core)")
 
 
 if __name__ == "__main__":
