@@ -33,13 +33,17 @@ NS_PER_MS = 1_000_000
 def test_one_million_uuid7_increasing_and_on_the_wall_clock() -> None:
     uuid7 = uuidkit.uuid7
     previous = uuid7().int
-    for _ in range(999_999):
+    for _ in range(999_998):
         value = uuid7().int
         assert value > previous
         previous = value
-    wall_ms = time.time_ns() // NS_PER_MS
-    # RFC 9562 §6.1: no drift: the last timestamp is within 5 ms of the wall clock.
-    assert abs((previous >> 80) - wall_ms) <= 5
+    before_ms = time.time_ns() // NS_PER_MS
+    last = uuid7().int
+    after_ms = time.time_ns() // NS_PER_MS
+    assert last > previous
+    # No drift: the millionth timestamp is the wall clock's millisecond at that call (within
+    # 5 ms as the issue asks, and in fact never ahead of it).
+    assert before_ms - 5 <= last >> 80 <= after_ms
 
 
 @pytest.mark.parametrize("generate", [uuidkit.uuid7, DEFAULT_V6], ids=["v7", "v6"])
