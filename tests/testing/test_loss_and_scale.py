@@ -76,7 +76,13 @@ def test_a_smaller_scale_run() -> None:
 topology_params = st.tuples(st.integers(2, 8), st.floats(1.0, 3.0), st.integers(0, 2**16))
 claim_schedule = st.lists(
     st.tuples(
-        st.integers(0, 7), st.integers(0, 3), st.integers(0, 40), st.sampled_from([0, 4, 60])
+        st.integers(0, 7),  # device (modulo the device count)
+        st.integers(0, 3),  # first UID
+        st.integers(0, 2),  # range width: 0 is a unique value
+        st.integers(0, 40),  # start, in quarter seconds
+        st.sampled_from([0, 4, 60]),  # lifetime, seconds
+        st.booleans(),  # reclaim
+        st.booleans(),  # proxy
     ),
     min_size=1,
     max_size=8,
@@ -92,16 +98,25 @@ claim_schedule = st.lists(
 )
 def test_without_loss_no_two_devices_ever_hold_overlapping_spaces(
     shape: tuple[int, float, int],
-    schedule: list[tuple[int, int, int, int]],
+    schedule: list[tuple[int, int, int, int, int, bool, bool]],
     jitter: float,
     duplicate: float,
 ) -> None:
     devices, degree, seed = shape
     topology = topologies.random_graph(devices, degree, random.Random(seed))
     sim = Simulator(topology, seed=seed, link=LinkConfig(jitter=jitter, duplicate=duplicate))
-    for device, value, quarter_seconds, lifetime in schedule:
-        space = UIDSpace.unique(bytes([value]))
-        sim.claim(device % devices, DOMAIN, space, at=quarter_seconds / 4, lifetime=lifetime)
+    for device, first, width, quarter_seconds, lifetime, reclaim, proxy in schedule:
+        lower, upper = bytes([first]), bytes([first + width])
+        space = UIDSpace.range(lower, upper) if width else UIDSpace.unique(lower)
+        sim.claim(
+            device % devices,
+            DOMAIN,
+            space,
+            at=quarter_seconds / 4,
+            lifetime=lifetime,
+            reclaim=reclaim,
+            proxy=proxy,
+        )
     report = sim.run(max_events=100_000)
     assert report.wrongly_granted == 0, f"seed {seed}"
     assert report.pending == 0

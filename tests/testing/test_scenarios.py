@@ -285,3 +285,16 @@ def test_releasing_a_reclaimed_claim_ends_the_hold() -> None:
     assert again.handle == first.handle and result(again) == (GRANTED, None, 6.5)
     assert result(later) == (GRANTED, None, 13.5)
     assert report.wrongly_granted == 0
+
+
+def test_a_reclaim_while_a_reclaim_is_in_progress() -> None:
+    # The second reclaim finds no held claim (the first is in progress) and fails against
+    # it locally (§2.4.1); the first must still report its result: no stuck claim.
+    sim = Simulator(topologies.line(2), seed=1)
+    sim.claim(0, DOMAIN, SPACE)
+    first = sim.claim(0, DOMAIN, SPACE, at=5.0, reclaim=True)
+    second = sim.claim(0, DOMAIN, SPACE, at=5.5, reclaim=True)
+    report = sim.run(until=20.0)
+    assert result(first) == (GRANTED, None, 6.5)
+    assert result(second) == (DENIED, "local-conflict", 5.5)
+    assert report.pending == 0 and [list(d.holds) for d in sim.devices] == [[1], []]

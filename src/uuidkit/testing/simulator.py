@@ -425,13 +425,10 @@ class Simulator:
         if record is None or record.outcome is not None:
             return
         record.decide(ClaimOutcome.DENIED, self.now, reason)
-        if record.reclaim:
-            # A failed reclaim tells the application its space is no longer its own
-            # (UIAP §2.4.6: "Interrupt current claim and Fail"): it stops using it.
-            for handle_held, held in list(device.holds.items()):
-                if self._conflicts(held.domain, held.space, record.domain, record.space):
-                    del device.holds[handle_held]
-                    device.engine.release(handle_held, self.now)
+        # A failed reclaim continues a held claim under its handle; the engine no longer
+        # defends it (UIAP §2.4.6: "Interrupt current claim and Fail"), so the application
+        # stops using the space.
+        device.holds.pop(handle, None)
 
     def _held_elsewhere(self, device: Device, record: ClaimRecord) -> bool:
         conflicts, now = self._conflicts, self.now
