@@ -29,10 +29,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Final
-from uuid import UUID, SafeUUID
+from uuid import UUID
 
 from uuidkit._bits import check_field
-from uuidkit._construct import MAX_INT, from_int_unchecked
+from uuidkit._construct import (
+    MAX_INT,
+    UNKNOWN_SAFETY,
+    from_int_unchecked,
+    new_blank,
+    set_int,
+    set_is_safe,
+)
 from uuidkit.errors import InvalidField, InvalidUUID
 
 __all__ = [
@@ -44,14 +51,8 @@ __all__ = [
     "parse",
 ]
 
-_new = object.__new__
-# The slot descriptors' own setters skip UUID.__setattr__ (which refuses assignment) and the
-# by-name lookup of object.__setattr__; the same trick as uuidkit.random_based.
-_set_int = vars(UUID)["int"].__set__
-_set_is_safe = vars(UUID)["is_safe"].__set__
 _fromhex = bytes.fromhex
 _int_from_bytes = int.from_bytes
-_UNKNOWN = SafeUUID.unknown
 
 _CANONICAL_LENGTH: Final = 36
 _HEX_LENGTH: Final = 32
@@ -93,9 +94,9 @@ def parse(text: str, *, strict: bool = False) -> UUID:
                     octets = b""
                 # fromhex skips ASCII whitespace; exactly 16 octets means 32 hex digits.
                 if len(octets) == 16:
-                    result = _new(UUID)
-                    _set_int(result, _int_from_bytes(octets))
-                    _set_is_safe(result, _UNKNOWN)
+                    result = new_blank(UUID)
+                    set_int(result, _int_from_bytes(octets))
+                    set_is_safe(result, UNKNOWN_SAFETY)
                     return result
         elif not strict:
             value = _lenient_only_value(text, length)

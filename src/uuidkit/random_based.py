@@ -16,7 +16,7 @@ References: RFC 9562 §5.4, §5.8, §6.9.
 from __future__ import annotations
 
 from typing import Final
-from uuid import UUID, SafeUUID
+from uuid import UUID
 
 from uuidkit._bits import (
     FRAME_HIGH_SHIFT,
@@ -30,7 +30,13 @@ from uuidkit._bits import (
     stamp,
     version_bits,
 )
-from uuidkit._construct import from_int_unchecked
+from uuidkit._construct import (
+    UNKNOWN_SAFETY,
+    from_int_unchecked,
+    new_blank,
+    set_int,
+    set_is_safe,
+)
 from uuidkit._system import POOL
 from uuidkit.namebased import uuid3, uuid5
 
@@ -39,12 +45,6 @@ __all__ = ["uuid3", "uuid4", "uuid5", "uuid8"]
 _CLEAR_V4: Final = ((1 << 128) - 1) ^ (VERSION_MASK | VARIANT_MASK)
 _V4_BITS: Final = version_bits(4)
 _next_u128 = POOL.next_u128
-_new = object.__new__
-# The slot descriptors' own setters skip the by-name lookup of object.__setattr__ (about
-# 50 ns of a ~250 ns call); UUID.__setattr__ itself refuses all assignment.
-_set_int = vars(UUID)["int"].__set__
-_set_is_safe = vars(UUID)["is_safe"].__set__
-_UNKNOWN = SafeUUID.unknown
 
 
 def uuid4() -> UUID:
@@ -53,9 +53,9 @@ def uuid4() -> UUID:
     References: RFC 9562 §5.4, §6.9 ("Implementations SHOULD utilize a cryptographically
     secure pseudorandom number generator (CSPRNG)").
     """
-    result = _new(UUID)
-    _set_int(result, (_next_u128() & _CLEAR_V4) | _V4_BITS)
-    _set_is_safe(result, _UNKNOWN)
+    result = new_blank(UUID)
+    set_int(result, (_next_u128() & _CLEAR_V4) | _V4_BITS)
+    set_is_safe(result, UNKNOWN_SAFETY)
     return result
 
 

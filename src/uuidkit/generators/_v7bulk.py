@@ -10,16 +10,13 @@ References: RFC 9562 §6.2 (Method 2, batch monotonicity), §5.7.
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Iterable
-from itertools import accumulate, repeat
+from itertools import accumulate
 from typing import Final
-from uuid import UUID, SafeUUID
 
 from uuidkit._bits import FRAME_MID_SHIFT, MASK_62
 from uuidkit.generators._policy import RandomBytes, increment_words
 
-__all__ = ["BULK_INCREMENT_BITS", "bulk_values", "make_uuids"]
+__all__ = ["BULK_INCREMENT_BITS", "bulk_values"]
 
 #: Random bytes per bulk increment: increments are 2**32 + r, r < 2**32, so in [1, 2**33].
 _INCREMENT_RANDOM_BYTES: Final = 4
@@ -28,11 +25,6 @@ BULK_INCREMENT_BITS: Final = 8 * _INCREMENT_RANDOM_BYTES + 1
 #: rand_b of the first value is below 2**60, leaving 3 * 2**60 for increments below 2**33.
 _START_BITS: Final = 60
 _MAX_BLOCK: Final = 1 << 28
-
-_new = object.__new__
-_set_int = UUID.__dict__["int"].__set__
-_set_is_safe = UUID.__dict__["is_safe"].__set__
-_UNKNOWN = SafeUUID.unknown
 
 
 def bulk_values(
@@ -65,15 +57,3 @@ def bulk_values(
     next(running)
     values = list(running)
     return values, (rand_a << 62) | (values[-1] & MASK_62)
-
-
-def make_uuids(values: Iterable[int]) -> list[UUID]:
-    """:class:`uuid.UUID` objects for 128-bit ``values``, filled slot by slot from C loops.
-
-    References: RFC 9562 §4.
-    """
-    ints = values if isinstance(values, list) else list(values)
-    objects: list[UUID] = list(map(_new, repeat(UUID, len(ints))))
-    deque(map(_set_int, objects, ints), 0)
-    deque(map(_set_is_safe, objects, repeat(_UNKNOWN, len(ints))), 0)
-    return objects

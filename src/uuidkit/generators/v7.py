@@ -26,10 +26,11 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
-from uuid import UUID, SafeUUID
+from uuid import UUID
 
 from uuidkit import _system
 from uuidkit._bits import FRAME_HIGH_SHIFT, FRAME_MID_SHIFT, MASK_62, version_bits
+from uuidkit._construct import UNKNOWN_SAFETY, from_ints_unchecked, new_blank, set_int, set_is_safe
 from uuidkit.errors import ClockRegressionError, CounterOverflowError, GeneratorError, InvalidField
 from uuidkit.generators._policy import (
     Clock,
@@ -41,7 +42,7 @@ from uuidkit.generators._policy import (
     wait_for_clock,
     word_stream,
 )
-from uuidkit.generators._v7bulk import bulk_values, make_uuids
+from uuidkit.generators._v7bulk import bulk_values
 
 __all__ = ["V7Config", "V7Counter", "V7Generator"]
 
@@ -52,11 +53,6 @@ UNIX_TS_MS_BITS: Final = 48
 NS_PER_MS: Final = 1_000_000
 _RAND_A_TOP_SHIFT: Final = FRAME_MID_SHIFT + 12
 _VERSION_7: Final = version_bits(7)
-
-_new = object.__new__
-_set_int = UUID.__dict__["int"].__set__
-_set_is_safe = UUID.__dict__["is_safe"].__set__
-_UNKNOWN = SafeUUID.unknown
 
 
 class V7Counter(enum.Enum):
@@ -319,7 +315,8 @@ def _build(
 
     # Globals rebound as closure cells: a cell load is cheaper than a global lookup.
     ns_per_ms, mid_shift, mask_62 = NS_PER_MS, FRAME_MID_SHIFT, MASK_62
-    new, set_int, set_is_safe, unknown, uuid_class = _new, _set_int, _set_is_safe, _UNKNOWN, UUID
+    new, set_slot_int, set_slot_is_safe = new_blank, set_int, set_is_safe
+    unknown, uuid_class = UNKNOWN_SAFETY, UUID
 
     def uuid7() -> UUID:
         """A new UUIDv7, greater than every earlier value of this generator.
@@ -362,8 +359,8 @@ def _build(
         finally:
             release()
         result = new(uuid_class)
-        set_int(result, value)
-        set_is_safe(result, unknown)
+        set_slot_int(result, value)
+        set_slot_is_safe(result, unknown)
         return result
 
     def generate(count: int, as_uuids: bool) -> list[UUID] | list[int]:
@@ -374,7 +371,7 @@ def _build(
             values = _bulk_or_loop(count)
         finally:
             release()
-        return make_uuids(values) if as_uuids else values
+        return from_ints_unchecked(values) if as_uuids else values
 
     def _bulk_or_loop(count: int) -> list[int]:
         nonlocal counter, last_value
