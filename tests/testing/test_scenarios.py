@@ -298,3 +298,13 @@ def test_a_reclaim_while_a_reclaim_is_in_progress() -> None:
     assert result(first) == (GRANTED, None, 6.5)
     assert result(second) == (DENIED, "local-conflict", 5.5)
     assert report.pending == 0 and [list(d.holds) for d in sim.devices] == [[1], []]
+
+
+def test_a_reclaim_at_the_instant_the_claim_succeeds() -> None:
+    # The engine runs the due success inside claim(); it belongs to the first claim.
+    sim = Simulator(topologies.line(2), seed=1)
+    first = sim.claim(0, DOMAIN, SPACE)
+    again = sim.claim(0, DOMAIN, SPACE, at=2.5, reclaim=True)
+    report = sim.run(until=20.0)
+    assert result(first) == (GRANTED, None, 2.5)
+    assert result(again) == (GRANTED, None, 4.0) and report.pending == 0

@@ -450,6 +450,11 @@ class Simulator:
             return
         record.issued = self.now
         record.conflicting = self._held_elsewhere(device, record)
+        # Results due now belong to earlier claims: drain them first, or an event the
+        # engine emits inside claim() (it runs due deadlines first) would be taken for
+        # this claim's when a reclaim continues the same handle.
+        device.engine.handle_timer(self.now)
+        self._sync(device)
         handle = device.engine.claim(
             record.domain,
             record.space,
