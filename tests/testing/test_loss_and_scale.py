@@ -120,3 +120,42 @@ def test_without_loss_no_two_devices_ever_hold_overlapping_spaces(
     report = sim.run(max_events=100_000)
     assert report.wrongly_granted == 0, f"seed {seed}"
     assert report.pending == 0
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    shape=topology_params,
+    schedule=claim_schedule,
+    loss=st.sampled_from([0.1, 0.3, 0.6]),
+    crashes=st.lists(
+        st.tuples(st.integers(0, 7), st.integers(0, 40), st.integers(1, 40), st.booleans()),
+        max_size=3,
+    ),
+)
+def test_with_loss_and_crashes_every_claim_still_returns_a_result(
+    shape: tuple[int, float, int],
+    schedule: list[tuple[int, int, int, int, int, bool, bool]],
+    loss: float,
+    crashes: list[tuple[int, int, int, bool]],
+) -> None:
+    devices, degree, seed = shape
+    topology = topologies.random_graph(devices, degree, random.Random(seed))
+    sim = Simulator(topology, seed=seed, link=LinkConfig(loss=loss, jitter=0.004))
+    for device, first, width, quarter_seconds, lifetime, reclaim, proxy in schedule:
+        lower, upper = bytes([first]), bytes([first + width])
+        space = UIDSpace.range(lower, upper) if width else UIDSpace.unique(lower)
+        sim.claim(
+            device % devices,
+            DOMAIN,
+            space,
+            at=quarter_seconds / 4,
+            lifetime=lifetime,
+            reclaim=reclaim,
+            proxy=proxy,
+        )
+    for device, quarter_seconds, down_for, keep_state in crashes:
+        sim.crash(device % devices, at=quarter_seconds / 4, keep_state=keep_state)
+        sim.restart(device % devices, at=(quarter_seconds + down_for) / 4)
+    report = sim.run(max_events=100_000)
+    assert report.pending == 0, f"seed {seed}"
+    assert report.granted + report.denied + report.lost == report.claims
