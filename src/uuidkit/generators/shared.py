@@ -200,6 +200,26 @@ class _SharedGenerator(abc.ABC):
     def _adopt(self, stored: StoredState | None, at: int, now_ns: int) -> StoredState:
         return self._next_state(stored, at, now_ns)
 
+    def __call__(self) -> UUID:
+        """The next UUID of this generator's version.
+
+        References: RFC 9562 §5.6, §5.7, §6.3.
+        """
+        with self._lock:
+            return from_int_unchecked(self._next_int())
+
+    def generate(self, count: int) -> list[UUID]:
+        """``count`` consecutive values under one lock acquisition.
+
+        References: RFC 9562 §6.2, §6.3.
+        """
+        with self._lock:
+            return [from_int_unchecked(self._next_int()) for _ in range(count)]
+
+    @abc.abstractmethod
+    def _next_int(self) -> int:
+        """The next value as an integer; called with the lock held."""
+
     def reset_after_fork(self) -> None:
         """In a forked child: drop the parent's range and lock so the child reserves its own.
 
@@ -257,22 +277,6 @@ class SharedV7Generator(_SharedGenerator):
 
     def _range_size(self) -> int:
         return self.config.counter_block
-
-    def __call__(self) -> UUID:
-        """The next UUIDv7.
-
-        References: RFC 9562 §5.7, §6.3.
-        """
-        with self._lock:
-            return from_int_unchecked(self._next_int())
-
-    def generate(self, count: int) -> list[UUID]:
-        """``count`` consecutive values under one lock acquisition.
-
-        References: RFC 9562 §6.2, §6.3.
-        """
-        with self._lock:
-            return [from_int_unchecked(self._next_int()) for _ in range(count)]
 
     def _next_int(self) -> int:
         now_ns = self._clock()
@@ -369,22 +373,6 @@ class SharedV6Generator(_SharedGenerator):
                 else (resolve_node(NodePolicy.RANDOM, self._random_bytes))
             )
         return self._next_state(stored, at, now_ns)
-
-    def __call__(self) -> UUID:
-        """The next UUID.
-
-        References: RFC 9562 §5.6, §6.3.
-        """
-        with self._lock:
-            return from_int_unchecked(self._next_int())
-
-    def generate(self, count: int) -> list[UUID]:
-        """``count`` consecutive values under one lock acquisition.
-
-        References: RFC 9562 §6.2, §6.3.
-        """
-        with self._lock:
-            return [from_int_unchecked(self._next_int()) for _ in range(count)]
 
     def _next_int(self) -> int:
         now_ns = self._clock()
