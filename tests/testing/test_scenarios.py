@@ -8,6 +8,8 @@ UIAP §2.4.1, §10) and a reclaim 1.5 s after (one flood, §4.4).
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from uuidkit.testing import ClaimOutcome, ClaimRecord, Simulator, topologies
@@ -84,8 +86,13 @@ def flood_once(topology: Topology, origin: int) -> Simulator:
 
 @pytest.mark.parametrize(
     "topology",
-    [topologies.ring(7), topologies.grid(25), topologies.segment_tree(13)],
-    ids=["ring", "grid", "segment_tree"],
+    [
+        topologies.ring(7),
+        topologies.grid(25),
+        topologies.random_graph(20, 6.0, random.Random(5)),  # a dense mesh: 60 links
+        topologies.segment_tree(13),
+    ],
+    ids=["ring", "grid", "dense-mesh", "segment_tree"],
 )
 def test_each_device_forwards_each_flood_once_out_every_other_interface(
     topology: Topology,
