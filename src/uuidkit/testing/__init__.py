@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from uuidkit.testing import topologies
 from uuidkit.testing.analysis import LossPrediction, detection_probability, predict_wrong_grants
+from uuidkit.testing.engines import EngineLike, claims_conflict, engine_factory
 from uuidkit.testing.network import LinkConfig, Network
 from uuidkit.testing.report import ClaimOutcome, ClaimRecord, Report, build_report, percentile
 from uuidkit.testing.scenario import (
@@ -30,13 +31,14 @@ from uuidkit.testing.scenario import (
     parse_scenario,
     run_scenario,
 )
-from uuidkit.testing.simulator import Simulator, claims_conflict, engine_factory
+from uuidkit.testing.simulator import Simulator
 from uuidkit.testing.topologies import Topology
 
 __all__ = [
     "TOPOLOGIES",
     "ClaimOutcome",
     "ClaimRecord",
+    "EngineLike",
     "LinkConfig",
     "LossPrediction",
     "Network",

@@ -40,9 +40,10 @@ from typing import Any, Final
 
 from uuidkit.errors import SimulationError, UIAPError
 from uuidkit.testing import topologies
+from uuidkit.testing.engines import engine_factory
 from uuidkit.testing.network import LinkConfig
 from uuidkit.testing.report import Report
-from uuidkit.testing.simulator import Simulator, engine_factory
+from uuidkit.testing.simulator import Simulator
 from uuidkit.uiap.domain import DomainID
 from uuidkit.uiap.engine import EngineConfig
 from uuidkit.uiap.space import UIDSpace

@@ -25,28 +25,25 @@ import heapq
 import itertools
 import random
 from collections import Counter
-from collections.abc import Callable, Hashable
-from typing import Any, Final, Protocol
+from collections.abc import Callable
+from typing import Any
 
 from uuidkit.errors import SimulationError
+from uuidkit.testing.engines import (
+    DEFAULT_ENGINE_FACTORY,
+    ConflictTest,
+    EngineFactory,
+    EngineLike,
+    claims_conflict,
+    engine_drops,
+)
 from uuidkit.testing.network import DROP_LINK_DOWN, LinkConfig, Network
 from uuidkit.testing.report import ClaimOutcome, ClaimRecord, Report, build_report
 from uuidkit.testing.topologies import Topology
-from uuidkit.uiap.engine import MULTICAST, Engine, EngineConfig
+from uuidkit.uiap.engine import MULTICAST
 from uuidkit.uiap.events import ClaimExpired, ClaimFailed, ClaimSucceeded
-from uuidkit.uiap.space import spaces_overlap
 
-__all__ = [
-    "DROP_DEVICE_DOWN",
-    "ConflictTest",
-    "Device",
-    "EngineFactory",
-    "EngineLike",
-    "Simulator",
-    "TransmitLike",
-    "claims_conflict",
-    "engine_factory",
-]
+__all__ = ["DROP_DEVICE_DOWN", "Device", "Simulator"]
 
 #: A datagram that arrived while its receiver was crashed.
 DROP_DEVICE_DOWN = "network: receiver down"
@@ -54,57 +51,6 @@ DROP_DEVICE_DOWN = "network: receiver down"
 _DELIVER = 0
 _TIMER = 1
 _ACTION = 2
-
-
-class TransmitLike(Protocol):
-    """What ``datagrams_to_send`` returns: ``Transmit(interface, destination, data)``.
-
-    References: UIAP §4.2, §4.3.2; DESIGN.md example 7.
-    """
-
-    @property
-    def interface(self) -> Hashable: ...
-    @property
-    def destination(self) -> Hashable: ...
-    @property
-    def data(self) -> bytes: ...
-
-
-class EngineLike(Protocol):
-    """The sans-I/O engine API the simulator drives (``uuidkit.uiap.engine.Engine``).
-
-    References: DESIGN.md example 7; UIAP §2.4.
-    """
-
-    def add_interface(self, interface: Hashable) -> None: ...
-    def remove_interface(self, interface: Hashable) -> None: ...
-    def claim(
-        self,
-        domain: Any,
-        space: Any,
-        lifetime: int,
-        now: float,
-        *,
-        reclaim: bool = False,
-        proxy: bool = False,
-    ) -> int: ...
-    def release(self, claim: int, now: float) -> None: ...
-    def receive_datagram(
-        self, data: bytes, interface: Hashable, source: Hashable, now: float
-    ) -> None: ...
-    def handle_timer(self, now: float) -> None: ...
-    def get_timer(self) -> float | None: ...
-    def datagrams_to_send(self) -> list[Any]: ...
-    def next_event(self) -> object | None: ...
-    @property
-    def stats(self) -> Any:
-        """Counters; ``stats.dropped`` counts dropped datagrams by reason (an enum)."""
-
-
-#: ``(device_id, rng) -> engine``; device_id is the 64-bit Originating Device ID.
-EngineFactory = Callable[[int, random.Random], EngineLike]
-#: ``(domain_a, space_a, domain_b, space_b) -> True when the two claims conflict``.
-ConflictTest = Callable[[Any, Any, Any, Any], bool]
 
 
 class Device:
@@ -126,39 +72,6 @@ class Device:
         self.holds: dict[int, ClaimRecord] = {}
         #: Every claim issued to the current engine, by engine handle.
         self.records: dict[int, ClaimRecord] = {}
-
-
-def engine_factory(config: EngineConfig | None = None) -> EngineFactory:
-    """A factory of real :class:`uuidkit.uiap.engine.Engine` objects with ``config``.
-
-    References: UIAP §10 (the defaults of :class:`EngineConfig`).
-    """
-    # The simulator reads drop counts from ``engine.stats``; per-drop events would only
-    # cost time in a mesh, where most copies of a flood are duplicates.
-    chosen = config or EngineConfig(drop_events=False)
-
-    def make(device_id: int, rng: random.Random) -> EngineLike:
-        return Engine(device_id, rng, chosen)
-
-    return make
-
-
-def claims_conflict(domain_a: Any, space_a: Any, domain_b: Any, space_b: Any) -> bool:
-    """The engine's conflict test: same Domain ID and intersecting UID spaces.
-
-    References: UIAP §4.2.2.1 ("same DID and intersecting UID space"), §3.2.4.
-    """
-    return bool(domain_a == domain_b and spaces_overlap(space_a, space_b, domain_a))
-
-
-_DEFAULT_ENGINE_FACTORY: Final = engine_factory()
-
-
-def _engine_drops(engine: EngineLike) -> Counter[str]:
-    """An engine's drop counts, keyed ``"engine: <reason>"`` like the network's."""
-    return Counter(
-        {f"engine: {reason.value}": count for reason, count in engine.stats.dropped.items()}
-    )
 
 
 class Simulator:
@@ -196,7 +109,7 @@ class Simulator:
         self.records: list[ClaimRecord] = []
         self.engine_drops: Counter[str] = Counter()
         self.event_counts: Counter[str] = Counter()
-        self._factory = engine_factory or _DEFAULT_ENGINE_FACTORY
+        self._factory = engine_factory or DEFAULT_ENGINE_FACTORY
         self._multicast = multicast
         self._conflicts = conflicts or claims_conflict
         self._heap: list[tuple[float, int, int, Any, Any, Any, Any]] = []
@@ -335,7 +248,7 @@ class Simulator:
         drops = Counter(self.network.drops)
         drops.update(self.engine_drops)
         for device in self.devices:
-            drops.update(_engine_drops(device.engine))
+            drops.update(engine_drops(device.engine))
         return build_report(self.records, self.messages, drops, self.events, self.now)
 
     # -- internals --------------------------------------------------------------------
@@ -493,7 +406,7 @@ class Simulator:
                     record.decide(ClaimOutcome.LOST, self.now, "device crashed")
             device.holds.clear()
             device.records.clear()
-            self.engine_drops.update(_engine_drops(device.engine))
+            self.engine_drops.update(engine_drops(device.engine))
             device.engine = self._start_engine(index, device.device_id)
 
     def _restart(self, index: int) -> None:
