@@ -86,3 +86,23 @@ def test_import_rules(path: Path) -> None:
     if layer == "uiap":
         assert "random" not in {_top(n) for n in imported}, "randomness is passed in"
         assert "testing" not in imported_layers
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted((PACKAGE / "testing").rglob("*.py")),
+    ids=lambda p: str(p.relative_to(PACKAGE)),
+)
+def test_simulator_uses_only_seeded_random_instances(path: Path) -> None:
+    """testing/ may import :mod:`random` only to make seeded ``random.Random`` instances:
+    the module-level functions share one unseeded global state (DESIGN.md example 9)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "random":
+            assert [alias.name for alias in node.names] == ["Random"], ast.unparse(node)
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "random"
+        ):
+            assert node.attr == "Random", f"line {node.lineno}: random.{node.attr}"
