@@ -56,7 +56,14 @@ from uuidkit.uiap.space import (
     insignificant_bits_clear,
 )
 
-__all__ = ["DecodeError", "UnsupportedVersion", "decode", "encode"]
+__all__ = [
+    "DecodeError",
+    "UnsupportedVersion",
+    "as_encoded",
+    "decode",
+    "encode",
+    "with_hop_limit",
+]
 
 _HEADER: Final = struct.Struct(">BBBBIQII8sBBBB")
 
@@ -85,6 +92,16 @@ _BA2_SHIFT: Final = 2
 _THREE_BITS: Final = 0x7
 _FMT_MASK: Final = 0x3
 _OFFSET_TYPE: Final = 1
+_OFFSET_RESERVED: Final = 2
+_OFFSET_HOP_LIMIT: Final = 3
+_OFFSET_DOMAIN_FLAGS: Final = 31
+_OFFSET_RESERVED_2: Final = 32
+#: Octet 1 bits 12-13, which are reserved (§4.1 "0").
+_RESERVED_TYPE_BITS: Final = 0x0C
+#: The 7 reserved bits of the Domain ID flags octet (octet 31) beside J (§4.1).
+_RESERVED_FLAG_BITS: Final = 0x7F
+#: BA2 within octet 33, "MUST be set 0 by senders" when the space is not a range (§4.1).
+_BA2_BITS: Final = _THREE_BITS << _BA2_SHIFT
 _OFFSET_DEVICE_ID: Final = 8
 _OFFSET_FORMAT: Final = 33
 _OFFSET_UID_LEN: Final = 34
@@ -169,19 +186,73 @@ def decode(
     space = _decode_space(datagram, fields[10], fields[11], fields[12], domain)
     if domains is not None and domain in domains:
         _check_domain_rules(domains[domain], space)
-    return Message(
+    # Every field was read at its own width and checked above (device ID not 0, insignificant
+    # bits clear, no prefix with J = 1), which is all Message's own validation establishes.
+    return Message._unchecked(
         message_type,
         device_id,
         fields[6],
         domain,
         space,
-        lifetime=fields[4],
-        hop_limit=fields[3],
-        claim_reference=fields[7],
-        proxy=bool(fields[1] & _X_BIT),
-        reclaim=bool(fields[1] & _R_BIT),
-        version=fields[0],
+        fields[4],
+        fields[3],
+        fields[7],
+        bool(fields[1] & _X_BIT),
+        bool(fields[1] & _R_BIT),
+        fields[0],
     )
+
+
+def as_encoded(message: Message, received: bytes) -> bytes:
+    """``encode(message)`` for the ``message`` that :func:`decode` read from ``received``.
+
+    That is ``received`` itself unless a field the receiver ignores was set in it: a
+    reserved field (octet 1 bits 12-13, octet 2, the 7 low flag bits of the Domain ID,
+    octet 32), or BA2 or UID Len 2 of a space that is not a range. Every other octet is
+    decoded exactly (integers at their own width, UID octets as sent, BA 0 for 8 bits), so
+    re-encoding such a datagram gives back the same octets; this saves encoding them again
+    when a message is forwarded (UIAP §2.4.3) or denied (§4.3.1).
+
+    References: UIAP §4.1 (reserved fields: "MUST be set 0 by sender and ignored by
+    receiver"; BA2 and UID Len 2).
+    """
+    format_byte = received[_OFFSET_FORMAT]
+    if (
+        received[_OFFSET_TYPE] & _RESERVED_TYPE_BITS
+        or received[_OFFSET_RESERVED]
+        or received[_OFFSET_DOMAIN_FLAGS] & _RESERVED_FLAG_BITS
+        or received[_OFFSET_RESERVED_2]
+        or (
+            format_byte & _FMT_MASK != Fmt.RANGE
+            and (format_byte & _BA2_BITS or received[_OFFSET_UID_LEN2])
+        )
+    ):
+        return encode(message)
+    return received
+
+
+def with_hop_limit(
+    datagram: bytes, hop_limit: int, message_type: MessageType | None = None
+) -> bytes:
+    """``datagram``, as :func:`encode` made it, with another Hop Limit and optionally Type.
+
+    Equal to ``encode(message.replace(hop_limit=hop_limit, type=message_type))`` for
+    ``datagram == encode(message)``: the two fields are whole octets or bits of their own
+    (Type is the high 4 bits of octet 1, beside X and R; Hop Limit is octet 3), and the
+    reserved bits around them are 0 in anything :func:`encode` made. This is how a
+    Claim-Attempt is forwarded (§2.4.3: "Decrement Hop Limit") and a Claim-Deny made from
+    one (§4.3.1: "a copy ... except that the Type field is set to 0x1 and the Hop Limit
+    field is reset to 32") without encoding the message again.
+
+    References: UIAP §2.4.3, §2.4.5, §4.1, §4.3.1.
+    """
+    if message_type is None:
+        type_byte = datagram[_OFFSET_TYPE]
+    else:
+        type_byte = message_type << _TYPE_SHIFT | datagram[_OFFSET_TYPE] & (_X_BIT | _R_BIT)
+    # Octets 1-3 are Type/X/R, the reserved octet (0), and the Hop Limit.
+    patched = bytes((type_byte, 0, hop_limit))
+    return b"".join((datagram[:_OFFSET_TYPE], patched, datagram[_OFFSET_HOP_LIMIT + 1 :]))
 
 
 def _raise_truncated_header(length: int) -> None:

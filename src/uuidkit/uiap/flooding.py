@@ -22,7 +22,7 @@ from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Final
 
 from uuidkit.errors import DecodeError, EngineError, UnsupportedVersion
-from uuidkit.uiap.codec import HEADER_FIELDS, decode, encode
+from uuidkit.uiap.codec import HEADER_FIELDS, as_encoded, decode, encode, with_hop_limit
 from uuidkit.uiap.constants import HEADER_LENGTH_OCTETS, UIAP_VERSION
 from uuidkit.uiap.domain import DomainID
 from uuidkit.uiap.engine_types import MULTICAST, EngineConfig, EngineStats, Transmit
@@ -120,10 +120,11 @@ class Forwarder:
         except DecodeError:
             self._drop(DropReason.MALFORMED, interface, source)
             return
+        received = data if type(data) is bytes else bytes(data)
         if message.type is MessageType.CLAIM_ATTEMPT:
-            self._on_attempt(message, interface, source, now)
+            self._on_attempt(message, received, interface, source, now)
         else:
-            self._on_deny(message, interface, source)
+            self._on_deny(message, received, interface, source)
 
     def datagrams_to_send(self) -> list[Transmit]:
         """Every datagram queued since the last call, in order (the queue is emptied).
@@ -209,7 +210,7 @@ class Forwarder:
             self._events.append(MessageDropped(reason, interface, source))
 
     def _on_attempt(
-        self, message: Message, interface: Hashable, source: Hashable, now: float
+        self, message: Message, received: bytes, interface: Hashable, source: Hashable, now: float
     ) -> None:
         message_id = message.message_id
         known = self._floods.get(message_id)
@@ -233,23 +234,26 @@ class Forwarder:
         self._floods.add(record)
         self.stats.attempts_received += 1
         if self._must_deny(message):
-            self._send_deny(message, record)
+            self._send_deny(message, received, record)
             return
-        self._forward_attempt(message, interface)
+        self._forward_attempt(message, received, interface)
         self._accepted(message, now)
 
-    def _send_deny(self, message: Message, record: FloodRecord) -> None:
+    def _send_deny(self, message: Message, received: bytes, record: FloodRecord) -> None:
         # §4.3.1: "a copy of the Claim-Attempt message being denied, except that the Type
         # field is set to 0x1 and the Hop Limit field is reset to 32". Choice (§4.5.2
-        # allows 0): the lifetime is copied too, keeping the deny a faithful copy.
-        deny = message.replace(type=MessageType.CLAIM_DENY, hop_limit=self.config.hop_limit)
+        # allows 0): the lifetime is copied too, keeping the deny a faithful copy. The
+        # copy is made from the octets; with_hop_limit() equals re-encoding the message.
+        deny = with_hop_limit(
+            as_encoded(message, received), self.config.hop_limit, MessageType.CLAIM_DENY
+        )
         # §4.3.2: "MUST send the Claim-Deny message out the same interface that the
         # matching Claim-Attempt was first received", to the recorded sender.
         record.deny_sent = True
         self.stats.denied += 1
-        self._outbox.append(Transmit(record.interface, record.sender, encode(deny)))
+        self._outbox.append(Transmit(record.interface, record.sender, deny))
 
-    def _forward_attempt(self, message: Message, arrival: Hashable) -> None:
+    def _forward_attempt(self, message: Message, received: bytes, arrival: Hashable) -> None:
         # §4.1: "Messages with a hop limit of 0 SHOULD be processed but MUST NOT be
         # forwarded."
         if message.hop_limit == 0:
@@ -260,7 +264,7 @@ class Forwarder:
             return
         # §2.4.3: "Decrement Hop Limit. For each active interface: (except the interface
         # the Claim-Attempt was received on) Send copy ... to UIAP multicast group."
-        data = encode(message.replace(hop_limit=self._next_hop_limit(message)))
+        data = with_hop_limit(as_encoded(message, received), self._next_hop_limit(message))
         self.stats.forwarded += len(others)
         self._outbox.extend(Transmit(interface, MULTICAST, data) for interface in others)
 
@@ -271,7 +275,9 @@ class Forwarder:
         # misbehaving sender cannot send a flood further than our configuration allows.
         return min(message.hop_limit - 1, self.config.hop_limit)
 
-    def _on_deny(self, message: Message, interface: Hashable, source: Hashable) -> None:
+    def _on_deny(
+        self, message: Message, received: bytes, interface: Hashable, source: Hashable
+    ) -> None:
         self.stats.denies_received += 1
         record = self._floods.get(message.message_id)
         if record is None:
@@ -287,10 +293,15 @@ class Forwarder:
             self._deny_for_own_flood(record.own_claim, record.own_run, interface, source)
             return
         self._foreign_attempt_denied(message)
-        self._forward_deny(message, record, interface, source)
+        self._forward_deny(message, received, record, interface, source)
 
     def _forward_deny(
-        self, message: Message, record: FloodRecord, interface: Hashable, source: Hashable
+        self,
+        message: Message,
+        received: bytes,
+        record: FloodRecord,
+        interface: Hashable,
+        source: Hashable,
     ) -> None:
         if record.deny_sent:
             # §4.3.2: "SHOULD NOT forward more than one Claim-Deny per Claim-Attempt
@@ -309,7 +320,7 @@ class Forwarder:
             # that the hop limit is decremented rather than being reset."
             record.deny_sent = True
             self.stats.denies_forwarded += 1
-            data = encode(message.replace(hop_limit=self._next_hop_limit(message)))
+            data = with_hop_limit(as_encoded(message, received), self._next_hop_limit(message))
             self._outbox.append(Transmit(record.interface, record.sender, data))
 
     # ------------------------------------------------------------------ device-ID conflict

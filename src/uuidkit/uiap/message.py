@@ -48,6 +48,9 @@ __all__ = [
 ]
 
 _DEVICE_ID_BITS: Final = 64
+#: How a frozen dataclass sets its fields; used to build a message without re-validation.
+_set_field: Final = object.__setattr__
+_new_message: Final = object.__new__
 _SEQUENCE_BITS: Final = 32
 
 
@@ -164,6 +167,45 @@ class Message:
                 raise InvalidField(
                     f"{field}: insignificant bits of the partial octet are not 0", field
                 )
+
+    @classmethod
+    def _unchecked(
+        cls,
+        message_type: MessageType,
+        device_id: int,
+        sequence: int,
+        domain: DomainID,
+        space: UIDSpace,
+        lifetime: int,
+        hop_limit: int,
+        claim_reference: int,
+        proxy: bool,
+        reclaim: bool,
+        version: int,
+    ) -> Message:
+        """A message built without the checks of ``__post_init__``: for the decoder only.
+
+        The caller guarantees what those checks would establish: every integer was read
+        from a field of its own width, the device ID is not 0, and the UIDs' insignificant
+        bits and the prefix/J rule were checked against the datagram (UIAP §3.2.2, §3.2.3,
+        §4.1). Every other way of making a message validates.
+
+        References: UIAP §4.1.
+        """
+        message = _new_message(cls)
+        # Unrolled: this runs once per received datagram.
+        _set_field(message, "type", message_type)
+        _set_field(message, "device_id", device_id)
+        _set_field(message, "sequence", sequence)
+        _set_field(message, "domain", domain)
+        _set_field(message, "space", space)
+        _set_field(message, "lifetime", lifetime)
+        _set_field(message, "hop_limit", hop_limit)
+        _set_field(message, "claim_reference", claim_reference)
+        _set_field(message, "proxy", proxy)
+        _set_field(message, "reclaim", reclaim)
+        _set_field(message, "version", version)
+        return message
 
     @classmethod
     def claim_attempt(
