@@ -108,6 +108,9 @@ class Forwarder:
             self._drop(DropReason.UNKNOWN_INTERFACE, interface, source)
             return
         self._floods.expire(now)
+        if isinstance(data, bytearray | memoryview):
+            # The octets as decode() reads them, for the Message ID check too.
+            data = bytes(data)
         if self._is_known_attempt(data, now):
             self._drop(DropReason.DUPLICATE, interface, source)
             return
@@ -120,11 +123,10 @@ class Forwarder:
         except DecodeError:
             self._drop(DropReason.MALFORMED, interface, source)
             return
-        received = data if type(data) is bytes else bytes(data)
         if message.type is MessageType.CLAIM_ATTEMPT:
-            self._on_attempt(message, received, interface, source, now)
+            self._on_attempt(message, data, interface, source, now)
         else:
-            self._on_deny(message, received, interface, source)
+            self._on_deny(message, data, interface, source)
 
     def datagrams_to_send(self) -> list[Transmit]:
         """Every datagram queued since the last call, in order (the queue is emptied).
@@ -149,7 +151,7 @@ class Forwarder:
         multi-homed device receives. Choice: a copy whose other fields are damaged is
         counted as a duplicate, not as malformed; it is dropped either way.
         """
-        if not isinstance(data, bytes | bytearray | memoryview):
+        if not isinstance(data, bytes):
             return False  # decode() reports what it is
         if len(data) < HEADER_LENGTH_OCTETS or data[0] != UIAP_VERSION:
             return False
@@ -212,15 +214,11 @@ class Forwarder:
     def _on_attempt(
         self, message: Message, received: bytes, interface: Hashable, source: Hashable, now: float
     ) -> None:
+        # A known Message ID was dropped by _is_known_attempt() before decoding (§2.4.2:
+        # "If device has already seen this Claim-Attempt message: Update last received
+        # time. Discard message."): copies on a second interface (§4.2.2.1 "MUST be
+        # discarded") and our own flood coming back never get here.
         message_id = message.message_id
-        known = self._floods.get(message_id)
-        if known is not None:
-            # §2.4.2: "If device has already seen this Claim-Attempt message: Update last
-            # received time. Discard message." -- also a copy arriving on a second
-            # interface (§4.2.2.1 "MUST be discarded") and our own flood coming back.
-            self._floods.touch(known, now)
-            self._drop(DropReason.DUPLICATE, interface, source)
-            return
         if message.device_id == self.device_id:
             if self._sequences.was_issued(message.sequence):
                 self._drop(DropReason.OWN_MESSAGE, interface, source)

@@ -9,6 +9,7 @@ References: UIAP §2.4.2, §4.2.2.1, §4.2.2.3, §4.5.1, §5.1, §9.
 from __future__ import annotations
 
 import heapq
+import math
 from collections import OrderedDict
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
@@ -56,16 +57,20 @@ class FloodTable:
 
     The draft's "X seconds" (§4.2.2.1) is measured from the last copy received, since
     §2.4.2 updates a "last received time" on every copy and gives it no other use. Records
-    are kept in order of last receipt, so expiry is a scan from the front.
+    are kept in order of last receipt, so expiry is a scan from the front. The scan runs
+    only once the front record may be due: ``_front_received`` is a lower bound on the
+    front record's last-received time (infinite when the table is empty), so a call that
+    finds ``now`` before the bound's expiry does nothing, as a scan would.
 
     References: UIAP §2.4.2, §4.2.2.1.
     """
 
-    __slots__ = ("_records", "lifetime")
+    __slots__ = ("_front_received", "_records", "lifetime")
 
     def __init__(self, lifetime: float) -> None:
         self.lifetime = lifetime
         self._records: OrderedDict[MessageID, FloodRecord] = OrderedDict()
+        self._front_received = math.inf
 
     def __len__(self) -> int:
         return len(self._records)
@@ -79,22 +84,32 @@ class FloodTable:
 
     def add(self, record: FloodRecord) -> None:
         """Remember a new flood (the caller checked it is not known)."""
+        if not self._records:
+            self._front_received = record.last_received
         self._records[record.message_id] = record
 
     def touch(self, record: FloodRecord, now: float) -> None:
         """Another copy of a known flood arrived: update its last-received time (§2.4.2)."""
+        records = self._records
+        if next(iter(records.values())) is record:
+            # The front moves on to a record whose time is unknown here: scan next time.
+            self._front_received = -math.inf
         record.last_received = now
-        self._records.move_to_end(record.message_id)
+        records.move_to_end(record.message_id)
 
     def expire(self, now: float) -> None:
         """Forget every record whose last copy arrived ``lifetime`` or more seconds ago."""
-        records = self._records
         horizon = now - self.lifetime
+        if self._front_received > horizon:
+            return  # the front record, the oldest, is not due: nothing is
+        records = self._records
         while records:
             oldest = next(iter(records.values()))
             if oldest.last_received > horizon:
+                self._front_received = oldest.last_received
                 return
             del records[oldest.message_id]
+        self._front_received = math.inf
 
 
 class SequenceNumbers:
