@@ -110,6 +110,7 @@ _MESSAGE_TYPES: Final = {int(t): t for t in MessageType}
 #: A site uses a handful of domains: parse each Domain ID's 8 octets once.
 _domain_from_wire: Final = lru_cache(maxsize=256)(DomainID.from_wire)
 _FORMATS: Final = {int(f): f for f in Fmt}
+_FULL_OCTET_BITS: Final = 8
 
 
 def encode(message: Message) -> bytes:
@@ -184,7 +185,7 @@ def decode(
         )
     domain = _domain_from_wire(fields[8])
     space = _decode_space(datagram, fields[10], fields[11], fields[12], domain)
-    if domains is not None and domain in domains:
+    if domains and domain in domains:  # an empty mapping: no DomainID hash to compute
         _check_domain_rules(domains[domain], space)
     # Every field was read at its own width and checked above (device ID not 0, insignificant
     # bits clear, no prefix with J = 1), which is all Message's own validation establishes.
@@ -296,17 +297,18 @@ def _decode_space(
         )
     if fmt is not Fmt.RANGE:
         uid_len2 = 0  # UID Len 2: "If not a range, ... ignored by receiver" (§4.1).
-    _check_length(len(data), uid_len, uid_len2, fmt)
-    justification = Justification.RIGHT if domain.right_justified else Justification.LEFT
     first_end = HEADER_LENGTH_OCTETS + uid_len
+    if len(data) != first_end + uid_len2:
+        _check_length(len(data), uid_len, uid_len2, fmt)  # raises, naming the field
+    justification = Justification.RIGHT if domain.right_justified else Justification.LEFT
     first = _decode_uid(
         data, HEADER_LENGTH_OCTETS, first_end, format_byte >> _BA_SHIFT, 1, justification
     )
     if fmt is not Fmt.RANGE:
-        return UIDSpace(fmt, first)
+        return UIDSpace._unchecked(fmt, first, None)
     ba2 = format_byte >> _BA2_SHIFT & _THREE_BITS
     second = _decode_uid(data, first_end, len(data), ba2, 2, justification)
-    return UIDSpace(fmt, first, second)
+    return UIDSpace._unchecked(fmt, first, second)
 
 
 def _check_length(length: int, uid_len: int, uid_len2: int, fmt: Fmt) -> None:
@@ -340,16 +342,19 @@ def _check_length(length: int, uid_len: int, uid_len2: int, fmt: Fmt) -> None:
 def _decode_uid(
     data: bytes, start: int, end: int, ba: int, index: int, justification: Justification
 ) -> UID:
+    octets = data[start:end]
+    if not ba:
+        # BA 0: every bit of every octet is significant (§4.1), which any octets satisfy.
+        return UID._unchecked(octets, _FULL_OCTET_BITS)
     uid_field = "UID" if index == 1 else "UID 2"
     ba_field = "BA" if index == 1 else "BA2"
-    octets = data[start:end]
-    if ba and not octets:
+    if not octets:
         raise DecodeError(
             f"{ba_field}: {ba} significant bits but {uid_field} is empty (offset 33)",
             ba_field,
             _OFFSET_FORMAT,
         )
-    uid = UID.from_ba(octets, ba)
+    uid = UID._unchecked(octets, ba)
     if not insignificant_bits_clear(uid, justification):
         # UIAP §3.2.3: "Insignificant bits in the last octet MUST be set 0"; the partial
         # octet is on the unjustified side (§3.2.1.1): last if left-, first if right-justified.

@@ -68,6 +68,9 @@ __all__ = [
 ]
 
 _FULL_OCTET: Final = 8
+#: How a frozen dataclass sets its fields; the decoder builds values it has checked this way.
+_set_field: Final = object.__setattr__
+_new: Final = object.__new__
 
 #: A sort key: (length or 0, octets, bit tie-break) — see the module docstring's table.
 _Key = tuple[int, bytes, int]
@@ -140,6 +143,16 @@ class UID:
             raise SpaceError(f"UID bits: an empty UID has no partial octet, found {self.bits}")
 
     @classmethod
+    def _unchecked(cls, data: bytes, bits: int) -> UID:
+        """A UID built without the checks of ``__post_init__``: for the decoder only, which
+        read ``data`` (at most 255 octets, UID Len being one octet) and ``bits`` (1 to 8,
+        8 for empty data) from a datagram (UIAP §4.1)."""
+        uid = _new(cls)
+        _set_field(uid, "data", data)
+        _set_field(uid, "bits", bits)
+        return uid
+
+    @classmethod
     def from_ba(cls, data: bytes, ba: int) -> UID:
         """The UID sent as ``data`` with Bit Alignment ``ba`` (0 means all 8 bits; UIAP §4.1)."""
         return cls(data, ba or _FULL_OCTET)
@@ -197,6 +210,16 @@ class UIDSpace:
                 f"UID space: a range needs exactly two UIDs, other formats one "
                 f"(Fmt {self.fmt.name})"
             )
+
+    @classmethod
+    def _unchecked(cls, fmt: Fmt, first: UID, second: UID | None) -> UIDSpace:
+        """A space built without the checks of ``__post_init__``: for the decoder only,
+        which pairs a second UID with Fmt 2 (range) and with nothing else (UIAP §4.1)."""
+        space = _new(cls)
+        _set_field(space, "fmt", fmt)
+        _set_field(space, "first", first)
+        _set_field(space, "second", second)
+        return space
 
     @classmethod
     def unique(cls, uid: UID | bytes) -> UIDSpace:
