@@ -59,7 +59,7 @@ from uuidkit.uiap.flooding import Forwarder
 from uuidkit.uiap.message import Message, MessageType
 from uuidkit.uiap.proxy import ProxyKey, ProxyRecord, ProxyTable
 from uuidkit.uiap.records import TimerQueue
-from uuidkit.uiap.space import NumberSpace, UIDSpace
+from uuidkit.uiap.space import Interval, NumberSpace, UIDSpace, intervals_overlap
 
 if TYPE_CHECKING:
     import random
@@ -106,6 +106,8 @@ class Engine(Forwarder):
         super().__init__(device_id, rng, config, domains)
         self._rules_cache = dict(self._known_rules)
         self._claims: dict[int, OwnClaim] = {}
+        #: handle -> (space, rules, interval) of claims compared with incoming attempts.
+        self._own_intervals: dict[int, tuple[UIDSpace, NumberSpace, Interval]] = {}
         self._proxies = ProxyTable()
         self._timers: TimerQueue[int | ProxyKey] = TimerQueue()
         self._next_handle = 1
@@ -168,7 +170,7 @@ class Engine(Forwarder):
         if not 0 < claim < self._next_handle:
             raise EngineError(f"unknown claim handle {claim}")
         self._run_due(now)
-        own = self._claims.pop(claim, None)
+        own = self._forget_claim(claim)
         if own is not None:
             own.fire(Trigger.RELEASE)
             own.deadline, own.timer = None, 0
@@ -282,7 +284,7 @@ class Engine(Forwarder):
             self._succeed(own, at)
         else:
             own.fire(Trigger.LIFETIME_END)
-            del self._claims[own.handle]
+            self._forget_claim(own.handle)
             self._events.append(ClaimExpired(own.handle))
 
     def _succeed(self, own: OwnClaim, at: float) -> None:
@@ -303,7 +305,7 @@ class Engine(Forwarder):
     def _fail(self, own: OwnClaim, trigger: Trigger, reason: FailureReason) -> None:
         own.fire(trigger)
         own.deadline, own.timer = None, 0
-        del self._claims[own.handle]
+        self._forget_claim(own.handle)
         self._events.append(ClaimFailed(own.handle, reason, own.domain, own.space))
 
     # ------------------------------------------------------------------ timers
@@ -331,10 +333,17 @@ class Engine(Forwarder):
         claims by :data:`~uuidkit.uiap.claims.CONFLICT_RULES` (§4.2.2.2)."""
         deny = False
         message_id = (message.device_id, message.sequence)
+        domain = message.domain
+        # The message's interval is computed once, at the first claim in its domain.
+        incoming: Interval | None = None
         for own in list(self._claims.values()):
-            if own.domain != message.domain:
+            if own.domain != domain:
                 continue
-            if not self._overlap(message.domain, own.space, message.space):
+            rules = self._rules(domain)
+            own_interval = self._own_interval(own, rules)
+            if incoming is None:
+                incoming = rules.interval(message.space)
+            if not intervals_overlap(own_interval, incoming):
                 continue
             conflict = CONFLICT_RULES[own.in_progress, own.reclaim, message.reclaim]
             deny = deny or conflict.deny
@@ -342,15 +351,34 @@ class Engine(Forwarder):
                 self._fail(own, Trigger.LOST_SIMULTANEOUS, conflict.failure)
             elif conflict.deny:
                 self._events.append(ClaimDefended(own.handle, *message_id))
-        for record in self._proxies.in_domain(message.domain):
+        for record in self._proxies.in_domain(domain):
             # §5.1: "A device providing proxy defense MUST NOT defend the claim against
             # the original claimant."
             if record.claimant == message.device_id:
                 continue
-            if self._overlap(message.domain, record.space, message.space):
+            rules = self._rules(domain)
+            record_interval = rules.interval(record.space)
+            if incoming is None:
+                incoming = rules.interval(message.space)
+            if intervals_overlap(record_interval, incoming):
                 deny = True
                 self._events.append(ProxyDefended(record.claimant, *message_id))
         return deny
+
+    def _own_interval(self, own: OwnClaim, rules: NumberSpace) -> Interval:
+        """``own``'s space as an interval of ``rules``, kept while the claim lasts: it is
+        compared with every new Claim-Attempt of its domain (§4.2.2.1)."""
+        cached = self._own_intervals.get(own.handle)
+        if cached is not None and cached[0] is own.space and cached[1] is rules:
+            return cached[2]
+        interval = rules.interval(own.space)
+        self._own_intervals[own.handle] = (own.space, rules, interval)
+        return interval
+
+    def _forget_claim(self, handle: int) -> OwnClaim | None:
+        """Remove claim ``handle`` (if present) and what is cached about it."""
+        self._own_intervals.pop(handle, None)
+        return self._claims.pop(handle, None)
 
     def _deny_for_own_flood(
         self, claim: int, run: int, interface: Hashable, source: Hashable

@@ -59,11 +59,13 @@ __all__ = [
     "Alignment",
     "DataType",
     "Fmt",
+    "Interval",
     "Justification",
     "NumberSpace",
     "UIDKey",
     "UIDSpace",
     "insignificant_bits_clear",
+    "intervals_overlap",
     "spaces_overlap",
 ]
 
@@ -74,6 +76,8 @@ _new: Final = object.__new__
 
 #: A sort key: (length or 0, octets, bit tie-break) — see the module docstring's table.
 _Key = tuple[int, bytes, int]
+#: A space as the inclusive [low, high] sort keys it spans (see "Overlap" above).
+Interval = tuple[_Key, _Key]
 
 
 class Fmt(enum.IntEnum):
@@ -354,9 +358,15 @@ class NumberSpace:
 
         References: UIAP §3.2.4 ("fails if two UID spaces overlap at any point").
         """
-        low_a, high_a = self._interval(a)
-        low_b, high_b = self._interval(b)
-        return low_a <= high_a and low_b <= high_b and max(low_a, low_b) <= min(high_a, high_b)
+        return intervals_overlap(self._interval(a), self._interval(b))
+
+    def interval(self, space: UIDSpace) -> Interval:
+        """``space`` as the [low, high] sort keys it spans in this domain's order, for
+        callers that compare one space with many (:func:`intervals_overlap`).
+
+        References: UIAP §3.2.2, §3.2.4.
+        """
+        return self._interval(space)
 
     def check_uid(self, uid: UID, field: str = "UID") -> None:
         """Raise :class:`~uuidkit.errors.SpaceError` unless ``uid`` is legal here.
@@ -407,7 +417,7 @@ class NumberSpace:
             return (0, data, bits)
         return (0, data.rstrip(b"\0"), 0)
 
-    def _interval(self, space: UIDSpace) -> tuple[_Key, _Key]:
+    def _interval(self, space: UIDSpace) -> Interval:
         if space.second is not None:
             return self._sort_key(space.first), self._sort_key(space.second)
         low = self._sort_key(space.first)
@@ -416,6 +426,16 @@ class NumberSpace:
         if not self.allows_prefix:
             raise SpaceError(f"Fmt: prefix claims need a left-justified hierarchical {self.label}")
         return low, self._key_of(_last_with_prefix(space.first), _FULL_OCTET)
+
+
+def intervals_overlap(a: Interval, b: Interval) -> bool:
+    """True if two intervals of one domain's order (:meth:`NumberSpace.interval`) share a
+    key; an inverted range is empty.
+
+    References: UIAP §3.2.4 ("fails if two UID spaces overlap at any point").
+    """
+    (low_a, high_a), (low_b, high_b) = a, b
+    return low_a <= high_a and low_b <= high_b and max(low_a, low_b) <= min(high_a, high_b)
 
 
 def _last_with_prefix(prefix: UID) -> bytes:

@@ -1,4 +1,4 @@
-"""The decoder's and forwarder's shortcuts give exactly what the slow way gives.
+"""Shortcuts of the decoder, forwarder and engine give exactly what the slow way gives.
 
 * :func:`decode` builds its message without re-running ``Message`` validation: the result
   equals the validated message, and public construction still validates.
@@ -9,6 +9,8 @@
   set 0 by sender and ignored by receiver").
 * The engine forwards and denies with these, and the bytes it sends are those of
   ``encode(message.forwarded())`` / ``encode(message.deny())``.
+* The engine compares a Claim-Attempt with its claims by intervals it keeps per claim,
+  and forgets them when the claim ends.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from engine_wire import DOMAIN, attempt, unique
+from engine_wire import DOMAIN, attempt, span, unique
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_codec import messages
@@ -159,3 +161,22 @@ def test_engine_denies_and_relays_denies_with_the_encoded_octets() -> None:
     (relayed,) = engine.datagrams_to_send()
     assert (relayed.interface, relayed.destination) == ("a", 2)
     assert relayed.data == encode(denied_further_out.forwarded())
+
+
+def test_claims_compare_by_kept_intervals_until_they_end() -> None:
+    # §4.2.2.1: a new Claim-Attempt is compared with every claim the device defends; the
+    # engine keeps each claim's interval while the claim lasts, and forgets it after.
+    engine = _engine()
+    held = engine.claim(DOMAIN, unique(7), 60, 0.0)
+    engine.claim(DOMAIN, span(20, 30), 60, 0.0)
+    engine.handle_timer(5.0)
+    engine.datagrams_to_send()
+    for sequence, space in ((100, unique(7)), (101, unique(25)), (102, span(0, 9))):
+        engine.receive_datagram(encode(attempt(1, sequence, space)), "a", 1, 5.0)
+        (deny,) = engine.datagrams_to_send()
+        assert decode(deny.data).is_deny
+    engine.release(held, 6.0)
+    engine.receive_datagram(encode(attempt(1, 103, unique(7))), "a", 1, 6.0)
+    (forwarded,) = engine.datagrams_to_send()
+    assert forwarded.interface == "b" and decode(forwarded.data).is_attempt
+    assert held not in engine._own_intervals
