@@ -16,7 +16,6 @@ References: UIAP §2.4.2, §2.4.3, §2.4.4, §2.4.5, §4.1, §4.2.2.1, §4.2.2.3
 
 from __future__ import annotations
 
-import struct
 from collections import deque
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Final
@@ -27,7 +26,7 @@ from uuidkit.uiap.constants import HEADER_LENGTH_OCTETS, UIAP_VERSION
 from uuidkit.uiap.domain import DomainID
 from uuidkit.uiap.engine_types import MULTICAST, EngineConfig, EngineStats, Transmit
 from uuidkit.uiap.events import DeviceIDConflictSuspected, DropReason, Event, MessageDropped
-from uuidkit.uiap.message import Message, MessageID, MessageType
+from uuidkit.uiap.message import Message, MessageType
 from uuidkit.uiap.records import FloodRecord, FloodTable, SequenceNumbers
 from uuidkit.uiap.space import NumberSpace
 
@@ -43,8 +42,8 @@ _OFFSETS: Final = {name: offset for name, offset, _ in HEADER_FIELDS}
 _TYPE_OFFSET: Final = _OFFSETS["Type"]
 _ID_OFFSET: Final = _OFFSETS["Originating Device ID"]
 #: The Message ID: Originating Device ID (8 octets) then Sequence Number (4), adjacent in
-#: the header (§4.1).
-_MESSAGE_ID: Final = struct.Struct(">QI")
+#: the header (§4.1), ending at octet 20.
+_ID_END: Final = _OFFSETS["Sequence Number"] + 4
 assert _OFFSETS["Sequence Number"] == _ID_OFFSET + 8
 
 
@@ -158,7 +157,8 @@ class Forwarder:
         # §4.1: Type is the high 4 bits of octet 1.
         if data[_TYPE_OFFSET] >> 4 != MessageType.CLAIM_ATTEMPT:
             return False
-        record = self._floods.get(MessageID(*_MESSAGE_ID.unpack_from(data, _ID_OFFSET)))
+        # Octets 8-19 are the Message ID as one 96-bit number (MessageID.value).
+        record = self._floods.get_by_value(int.from_bytes(data[_ID_OFFSET:_ID_END]))
         if record is None:
             return False
         # §2.4.2: "If device has already seen this Claim-Attempt message: Update last

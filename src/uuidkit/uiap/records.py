@@ -60,7 +60,9 @@ class FloodTable:
     are kept in order of last receipt, so expiry is a scan from the front. The scan runs
     only once the front record may be due: ``_front_received`` is a lower bound on the
     front record's last-received time (infinite when the table is empty), so a call that
-    finds ``now`` before the bound's expiry does nothing, as a scan would.
+    finds ``now`` before the bound's expiry does nothing, as a scan would. Records are
+    keyed by the Message ID's 96-bit value (:attr:`MessageID.value`), which hashes faster
+    than the pair and can be read from a datagram's octets 8-19 directly.
 
     References: UIAP §2.4.2, §4.2.2.1.
     """
@@ -69,7 +71,7 @@ class FloodTable:
 
     def __init__(self, lifetime: float) -> None:
         self.lifetime = lifetime
-        self._records: OrderedDict[MessageID, FloodRecord] = OrderedDict()
+        self._records: OrderedDict[int, FloodRecord] = OrderedDict()
         self._front_received = math.inf
 
     def __len__(self) -> int:
@@ -80,13 +82,17 @@ class FloodTable:
 
     def get(self, message_id: MessageID) -> FloodRecord | None:
         """The record of ``message_id``, or ``None`` when it is not (or no longer) known."""
-        return self._records.get(message_id)
+        return self._records.get(message_id.value)
+
+    def get_by_value(self, message_id_value: int) -> FloodRecord | None:
+        """The record of the Message ID whose :attr:`MessageID.value` is given, or ``None``."""
+        return self._records.get(message_id_value)
 
     def add(self, record: FloodRecord) -> None:
         """Remember a new flood (the caller checked it is not known)."""
         if not self._records:
             self._front_received = record.last_received
-        self._records[record.message_id] = record
+        self._records[record.message_id.value] = record
 
     def touch(self, record: FloodRecord, now: float) -> None:
         """Another copy of a known flood arrived: update its last-received time (§2.4.2)."""
@@ -95,7 +101,7 @@ class FloodTable:
             # The front moves on to a record whose time is unknown here: scan next time.
             self._front_received = -math.inf
         record.last_received = now
-        records.move_to_end(record.message_id)
+        records.move_to_end(record.message_id.value)
 
     def expire(self, now: float) -> None:
         """Forget every record whose last copy arrived ``lifetime`` or more seconds ago."""
@@ -108,7 +114,7 @@ class FloodTable:
             if oldest.last_received > horizon:
                 self._front_received = oldest.last_received
                 return
-            del records[oldest.message_id]
+            records.popitem(last=False)  # the front record, which is oldest
         self._front_received = math.inf
 
 
