@@ -336,7 +336,8 @@ class Engine(Forwarder):
         domain = message.domain
         # The message's interval is computed once, at the first claim in its domain.
         incoming: Interval | None = None
-        for own in list(self._claims.values()):
+        # A copy of the claims: a lost simultaneous claim is removed while looping.
+        for own in list(self._claims.values()) if self._claims else ():
             if own.domain != domain:
                 continue
             rules = self._rules(domain)

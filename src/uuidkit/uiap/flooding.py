@@ -132,7 +132,10 @@ class Forwarder:
 
         Datagrams queued for an interface removed since are left out.
         """
-        outbox, self._outbox = self._outbox, []
+        outbox = self._outbox
+        if not outbox:
+            return []
+        self._outbox = []
         interfaces = self._interfaces
         return [transmit for transmit in outbox if transmit.interface in interfaces]
 

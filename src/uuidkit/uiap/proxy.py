@@ -84,6 +84,8 @@ class ProxyTable:
 
     def in_domain(self, domain: DomainID) -> Iterator[ProxyRecord]:
         """Every record of ``domain``."""
+        if not self._by_domain:
+            return iter(())  # the common case: no Domain ID to hash
         return iter(self._by_domain.get(domain, _NONE).values())
 
     def remember(
