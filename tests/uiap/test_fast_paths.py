@@ -9,7 +9,6 @@
   set 0 by sender and ignored by receiver").
 * The engine forwards and denies with these, and the bytes it sends are those of
   ``encode(message.forwarded())`` / ``encode(message.deny())``.
-* :func:`decode` keeps recent results, but the rules of ``domains`` apply on every call.
 * The engine compares a Claim-Attempt with its claims by intervals it keeps per claim,
   and forgets them when the claim ends.
 """
@@ -25,7 +24,7 @@ from hypothesis import strategies as st
 from test_codec import messages
 
 from uuidkit.errors import DecodeError, InvalidField
-from uuidkit.uiap import Engine, Message, MessageType, NumberSpace, UIDSpace, decode, encode
+from uuidkit.uiap import Engine, Message, MessageType, decode, encode
 from uuidkit.uiap.codec import as_encoded, with_hop_limit
 from uuidkit.uiap.constants import UIAP_HOP_LIMIT
 
@@ -181,26 +180,3 @@ def test_claims_compare_by_kept_intervals_until_they_end() -> None:
     (forwarded,) = engine.datagrams_to_send()
     assert forwarded.interface == "b" and decode(forwarded.data).is_attempt
     assert held not in engine._own_intervals
-
-
-def test_recently_decoded_octets_are_still_checked_against_the_domain_rules() -> None:
-    # decode() keeps recent results; the rules of a domain (UIAP §3.2.1.1) are not part of
-    # what it keeps, so they apply to every call that passes them.
-    flat = NumberSpace(DOMAIN, hierarchical=False)
-    data = encode(attempt(1, 100, UIDSpace.prefix(b"\x0a")))
-    first = decode(data)
-    assert decode(data) == first
-    for _ in range(2):
-        with pytest.raises(DecodeError) as caught:
-            decode(data, domains={DOMAIN: flat})
-        assert caught.value.field == "Fmt"
-    assert decode(bytearray(data)) == first
-
-
-def test_malformed_octets_raise_every_time() -> None:
-    data = bytearray(encode(attempt(1, 100, unique(5))))
-    data[8:16] = bytes(8)  # Originating Device ID 0 (UIAP §4.1 "MUST NOT appear")
-    for _ in range(2):
-        with pytest.raises(DecodeError) as caught:
-            decode(bytes(data))
-        assert (caught.value.field, caught.value.offset) == ("Originating Device ID", 8)

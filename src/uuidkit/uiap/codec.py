@@ -156,22 +156,11 @@ def decode(
     checked against that domain's rules (octet alignment, UID lengths, prefixes allowed,
     range order), since those rules are not carried on the wire (UIAP §3.2.1.1).
 
-    The last 1,024 successfully decoded datagrams are remembered (messages are immutable),
-    so the same octets decoded again, as by every device on one simulated link, return the
-    same message at the cost of a lookup; the ``domains`` rules are checked on every call.
-
     References: UIAP §3.2.3, §4.1, §4.1.1.
     """
     if not isinstance(data, bytes | bytearray | memoryview):
         raise DecodeError(f"datagram: expected bytes, found {type(data).__name__}", None, 0)
-    message = _decode_recent(bytes(data))
-    if domains and message.domain in domains:  # an empty mapping: no DomainID hash to compute
-        _check_domain_rules(domains[message.domain], message.space)
-    return message
-
-
-def _decode_wire(datagram: bytes) -> Message:
-    """The message in ``datagram``, checked against everything the wire itself defines."""
+    datagram = bytes(data)
     if not datagram:
         raise DecodeError("truncated datagram: empty, Version expected at offset 0", "Version", 0)
     if datagram[0] != UIAP_VERSION:
@@ -196,6 +185,8 @@ def _decode_wire(datagram: bytes) -> Message:
         )
     domain = _domain_from_wire(fields[8])
     space = _decode_space(datagram, fields[10], fields[11], fields[12], domain)
+    if domains and domain in domains:  # an empty mapping: no DomainID hash to compute
+        _check_domain_rules(domains[domain], space)
     # Every field was read at its own width and checked above (device ID not 0, insignificant
     # bits clear, no prefix with J = 1), which is all Message's own validation establishes.
     return Message._unchecked(
@@ -263,12 +254,6 @@ def with_hop_limit(
     # Octets 1-3 are Type/X/R, the reserved octet (0), and the Hop Limit.
     patched = bytes((type_byte, 0, hop_limit))
     return b"".join((datagram[:_OFFSET_TYPE], patched, datagram[_OFFSET_HOP_LIMIT + 1 :]))
-
-
-#: Messages are immutable, so a datagram decoded a moment ago need not be decoded again:
-#: in a simulated network every device on a link decodes the same octets. Only successes
-#: are kept (lru_cache does not keep exceptions).
-_decode_recent: Final = lru_cache(maxsize=1024)(_decode_wire)
 
 
 def _raise_truncated_header(length: int) -> None:
