@@ -105,18 +105,7 @@ def test_without_loss_no_two_devices_ever_hold_overlapping_spaces(
     devices, degree, seed = shape
     topology = topologies.random_graph(devices, degree, random.Random(seed))
     sim = Simulator(topology, seed=seed, link=LinkConfig(jitter=jitter, duplicate=duplicate))
-    for device, first, width, quarter_seconds, lifetime, reclaim, proxy in schedule:
-        lower, upper = bytes([first]), bytes([first + width])
-        space = UIDSpace.range(lower, upper) if width else UIDSpace.unique(lower)
-        sim.claim(
-            device % devices,
-            DOMAIN,
-            space,
-            at=quarter_seconds / 4,
-            lifetime=lifetime,
-            reclaim=reclaim,
-            proxy=proxy,
-        )
+    _schedule_claims(sim, devices, schedule)
     report = sim.run(max_events=100_000)
     assert report.wrongly_granted == 0, f"seed {seed}"
     assert report.pending == 0
@@ -141,6 +130,19 @@ def test_with_loss_and_crashes_every_claim_still_returns_a_result(
     devices, degree, seed = shape
     topology = topologies.random_graph(devices, degree, random.Random(seed))
     sim = Simulator(topology, seed=seed, link=LinkConfig(loss=loss, jitter=0.004))
+    _schedule_claims(sim, devices, schedule)
+    for device, quarter_seconds, down_for, keep_state in crashes:
+        sim.crash(device % devices, at=quarter_seconds / 4, keep_state=keep_state)
+        sim.restart(device % devices, at=(quarter_seconds + down_for) / 4)
+    report = sim.run(max_events=100_000)
+    assert report.pending == 0, f"seed {seed}"
+    assert report.granted + report.denied + report.lost == report.claims
+
+
+def _schedule_claims(
+    sim: Simulator, devices: int, schedule: list[tuple[int, int, int, int, int, bool, bool]]
+) -> None:
+    """Schedule each drawn claim: a one-octet unique UID, or a range when ``width`` > 0."""
     for device, first, width, quarter_seconds, lifetime, reclaim, proxy in schedule:
         lower, upper = bytes([first]), bytes([first + width])
         space = UIDSpace.range(lower, upper) if width else UIDSpace.unique(lower)
@@ -153,9 +155,3 @@ def test_with_loss_and_crashes_every_claim_still_returns_a_result(
             reclaim=reclaim,
             proxy=proxy,
         )
-    for device, quarter_seconds, down_for, keep_state in crashes:
-        sim.crash(device % devices, at=quarter_seconds / 4, keep_state=keep_state)
-        sim.restart(device % devices, at=(quarter_seconds + down_for) / 4)
-    report = sim.run(max_events=100_000)
-    assert report.pending == 0, f"seed {seed}"
-    assert report.granted + report.denied + report.lost == report.claims
