@@ -176,10 +176,20 @@ def build_v2(
 def name_bytes(name: str | bytes) -> bytes:
     """The octets hashed for ``name``: UTF-8 for ``str``, ``bytes`` as given.
 
+    A ``str`` that UTF-8 cannot encode (a lone surrogate, as ``os.fsdecode`` produces for
+    undecodable file names) raises :class:`~uuidkit.InvalidField` naming its position.
+
     References: RFC 9562 §6.5 ("A note on names": a canonical sequence of octets).
     """
     if isinstance(name, str):
-        return name.encode("utf-8")
+        try:
+            return name.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise InvalidField(
+                f"name: character {name[error.start]!r} at {error.start} is not encodable as "
+                "UTF-8 (a lone surrogate); pass the name's octets as bytes",
+                "name",
+            ) from None
     if isinstance(name, bytes | bytearray | memoryview):
         return bytes(name)
     raise InvalidField(f"name: expected str or bytes, found {type(name).__name__}", "name")

@@ -89,3 +89,13 @@ def test_bad_inputs_name_the_argument() -> None:
         uuid3("6ba7b810-9dad-11d1-80b4-00c04fd430c8", "x")  # type: ignore[arg-type]
     with pytest.raises(InvalidField, match=r"^algorithm: expected one of sha256, "):
         build_v8_name(NAMESPACE_DNS, "x", "md5")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("build", [uuid3, uuid5, build_v8_name])
+def test_unencodable_name_is_invalid_field_not_unicode_error(build: Any) -> None:
+    """RFC 9562 §6.5 hashes a name's octets: a str with a lone surrogate has no UTF-8 octets,
+    and the failure must be uuidkit's InvalidField (position included), not UnicodeEncodeError."""
+    message = r"^name: character '\\udcff' at 3 is not encodable as UTF-8"
+    with pytest.raises(InvalidField, match=message) as caught:
+        build(NAMESPACE_DNS, "abc\udcffdef")
+    assert caught.value.field == "name"
