@@ -122,7 +122,8 @@ def format_uuid(u: UUID, style: str = "hyphenated") -> str:
 
     References: RFC 9562 §4.
     """
-    formatter = FORMAT_STYLES.get(style)
+    # isinstance first: an unhashable argument must not escape as TypeError from dict.get.
+    formatter = FORMAT_STYLES.get(style) if isinstance(style, str) else None
     if formatter is None:
         styles = ", ".join(FORMAT_STYLES)
         raise UUIDKitError(f"unknown format style {style!r}: expected one of {styles}")

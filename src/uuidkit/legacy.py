@@ -85,7 +85,8 @@ DRAFT_V7_PRECISIONS: Final[dict[str, DraftV7Precision]] = {
 
 
 def _precision(name: str) -> DraftV7Precision:
-    found = DRAFT_V7_PRECISIONS.get(name)
+    # isinstance first: an unhashable argument must not escape as TypeError from dict.get.
+    found = DRAFT_V7_PRECISIONS.get(name) if isinstance(name, str) else None
     if found is None:
         raise InvalidField(
             f"precision: expected one of {', '.join(DRAFT_V7_PRECISIONS)}, found {name!r}",
@@ -154,6 +155,8 @@ def build_draft_v7(
     layout = _precision(precision)
     if layout.subsec_bits == 0:
         raise InvalidField("precision: build at 'ms', 'us' or 'ns', found 's'", "precision")
+    if isinstance(unix_ns, bool) or not isinstance(unix_ns, int):
+        raise InvalidField(f"unix_ns: expected an int, found {type(unix_ns).__name__}", "unix_ns")
     seconds, sub_ns = divmod(unix_ns, _NS_PER_S)
     # §4.4.1: "UUIDv7 utilizes a 36-bit big-endian unsigned Unix Timestamp value".
     check_field("unixts", seconds, _UNIXTS_BITS)
@@ -219,7 +222,8 @@ _DRAFT_V8_LAYOUTS: Final[dict[int, tuple[int, int]]] = {
 
 
 def _draft_v8_layout(timestamp_bits: int) -> tuple[int, int]:
-    layout = _DRAFT_V8_LAYOUTS.get(timestamp_bits)
+    known = isinstance(timestamp_bits, int) and not isinstance(timestamp_bits, bool)
+    layout = _DRAFT_V8_LAYOUTS.get(timestamp_bits) if known else None
     if layout is None:
         raise InvalidField(
             f"timestamp_bits: expected 32, 48, 60 or 64, found {timestamp_bits!r}",

@@ -89,7 +89,8 @@ def build_v8_name(namespace: UUID, name: str | bytes, algorithm: NameHash = "sha
 
     References: RFC 9562 §5.5, §5.8, §6.5, Appendix B.2.
     """
-    digest_function = NAME_HASHES.get(algorithm)
+    # isinstance first: an unhashable argument must not escape as TypeError from dict.get.
+    digest_function = NAME_HASHES.get(algorithm) if isinstance(algorithm, str) else None
     if digest_function is None:
         raise InvalidField(
             f"algorithm: expected one of {', '.join(NAME_HASHES)}, found {algorithm!r}",

@@ -94,6 +94,10 @@ def datetime_to_unix_ns(when: datetime) -> int:
 
     References: RFC 9562 §5.1 ("Coordinated Universal Time (UTC)"), §5.7.
     """
+    if not isinstance(when, datetime):
+        raise InvalidField(
+            f"timestamp: expected a datetime, found {type(when).__name__}", "timestamp"
+        )
     if when.tzinfo is None or when.utcoffset() is None:
         raise InvalidField(
             f"timestamp: expected a timezone-aware datetime, found naive {when.isoformat()}",
@@ -111,6 +115,10 @@ def unix_ns_to_datetime(unix_ns: int) -> datetime:
 
     References: RFC 9562 §5.1, §5.7, §6.1.
     """
+    if isinstance(unix_ns, bool) or not isinstance(unix_ns, int):
+        raise InvalidField(
+            f"timestamp: expected int nanoseconds, found {type(unix_ns).__name__}", "timestamp"
+        )
     try:
         return UNIX_EPOCH + timedelta(microseconds=unix_ns // _NS_PER_US)
     except OverflowError:

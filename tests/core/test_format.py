@@ -78,6 +78,12 @@ def test_unknown_style_lists_the_styles() -> None:
     )
 
 
+@pytest.mark.parametrize("style", [["hex"], None, b"hex"])
+def test_non_string_style_is_uuidkit_error_not_type_error(style: object) -> None:
+    with pytest.raises(UUIDKitError, match=r"^unknown format style"):
+        format_uuid(FIGURE_1, style)  # type: ignore[arg-type]
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.integers(min_value=0, max_value=(1 << 128) - 1))
 def test_every_form_reads_back(value: int) -> None:

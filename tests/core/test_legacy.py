@@ -75,6 +75,23 @@ def test_draft_v7_refusals() -> None:
         draft_v7_fields(uuid.UUID("919108f7-52d1-4320-9bac-f847db4148a8"))
 
 
+@pytest.mark.parametrize("wrong", [["ms"], {"ms": 1}, None])
+def test_unhashable_or_missing_choices_are_invalid_field(wrong: object) -> None:
+    """A bad precision or timestamp width is InvalidField, never TypeError from a dict lookup."""
+    with pytest.raises(InvalidField, match=r"^precision: expected one of"):
+        build_draft_v7(0, wrong)  # type: ignore[arg-type]
+    with pytest.raises(InvalidField, match=r"^precision: expected one of"):
+        draft_v7_timestamp_ns(build_draft_v7(0), wrong)  # type: ignore[arg-type]
+    with pytest.raises(InvalidField, match=r"^timestamp_bits: expected 32, 48, 60 or 64"):
+        build_draft_v8(1, wrong, 0, 1)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("wrong", ["1645557742", None, 1.6e18, True])
+def test_draft_v7_needs_int_nanoseconds(wrong: object) -> None:
+    with pytest.raises(InvalidField, match=r"^unix_ns: expected an int, found "):
+        build_draft_v7(wrong)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(
     ("bits", "seq_bits", "node_bits"), [(32, 12, 62), (48, 12, 62), (60, 8, 54), (64, 8, 54)]
 )

@@ -89,6 +89,8 @@ def test_bad_inputs_name_the_argument() -> None:
         uuid3("6ba7b810-9dad-11d1-80b4-00c04fd430c8", "x")  # type: ignore[arg-type]
     with pytest.raises(InvalidField, match=r"^algorithm: expected one of sha256, "):
         build_v8_name(NAMESPACE_DNS, "x", "md5")  # type: ignore[arg-type]
+    with pytest.raises(InvalidField, match=r"^algorithm: expected one of sha256, "):
+        build_v8_name(NAMESPACE_DNS, "x", ["sha256"])  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("build", [uuid3, uuid5, build_v8_name])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given, settings
@@ -62,6 +62,16 @@ def test_other_zones_convert_exactly() -> None:
 def test_naive_datetime_is_refused() -> None:
     with pytest.raises(InvalidField, match=r"^timestamp: expected a timezone-aware datetime"):
         datetime_to_unix_ns(datetime(2022, 2, 22))
+
+
+@pytest.mark.parametrize("wrong", [None, 1.5, "2022-02-22", date(2022, 2, 22), float("nan")])
+def test_wrong_types_raise_invalid_field(wrong: object) -> None:
+    """Bad input is uuidkit's InvalidField, never AttributeError/TypeError from the arithmetic;
+    a ``date`` is not an instant (RFC 9562 §5.1: a count of 100 ns since an epoch in UTC)."""
+    with pytest.raises(InvalidField, match=r"^timestamp: expected a datetime, found "):
+        datetime_to_unix_ns(wrong)  # type: ignore[arg-type]
+    with pytest.raises(InvalidField, match=r"^timestamp: expected int nanoseconds, found "):
+        unix_ns_to_datetime(wrong)  # type: ignore[arg-type]
 
 
 def test_v7_beyond_year_9999_has_no_datetime() -> None:
