@@ -271,3 +271,27 @@ def test_property_monotonic_and_never_ahead_of_the_clock(
             assert value > previous
             assert ms_of(value) <= highest_ms  # KEEP + default counter never runs ahead
             previous = value
+
+
+@pytest.mark.parametrize("regression", [ClockRegression.RAISE, ClockRegression.RESEED])
+def test_advance_past_the_clock_is_not_a_clock_regression(regression: ClockRegression) -> None:
+    # RFC 9562 §6.2: ADVANCE moves the timestamp ahead of a clock that has not gone back;
+    # a clock merely behind that timestamp must neither raise nor restart (RESEED, window 0).
+    config = V7Config(
+        counter=V7Counter.NONE,
+        overflow=CounterOverflow.ADVANCE,
+        regression=regression,
+        regression_window_ms=0,
+    )
+    generator, clock = make(config)
+    values = [generator().int for _ in range(5)]
+    assert [ms_of(v) for v in values] == [START_MS + i for i in range(5)]
+    clock.advance(NS_PER_MS)  # the clock moves on, still behind the advanced timestamp
+    values.append(generator().int)
+    assert values == sorted(set(values)) and ms_of(values[-1]) == START_MS + 5
+    clock.advance(-2 * NS_PER_MS)  # now a real regression of 2 ms below the last reading
+    if regression is ClockRegression.RAISE:
+        with pytest.raises(ClockRegressionError, match="went back 2 ticks"):
+            generator()
+    else:
+        assert ms_of(generator().int) == START_MS - 1

@@ -244,6 +244,9 @@ def _build(
     lock = threading.RLock()
     acquire, release = lock.acquire, lock.release
     tick = -1
+    # The highest tick read from the clock: ADVANCE moves ``tick`` ahead of it, and a clock
+    # that is merely behind such an advanced tick has not gone back (RFC 9562 §6.2).
+    clock_tick = -1
     counter = 0
     prefix = 0
     last_value = -1
@@ -269,14 +272,16 @@ def _build(
             return 0
         return ((draw() << 64) | draw()) & ((1 << seed_bits) - 1)
 
-    def start_tick(new_tick: int) -> None:
-        nonlocal tick, counter, prefix
+    def start_tick(new_tick: int, *, from_clock: bool = True) -> None:
+        nonlocal tick, clock_tick, counter, prefix
         if new_tick > max_tick:
             raise GeneratorError(
                 f"unix_ts_ms: {new_tick >> fraction_bits} does not fit the 48-bit field "
                 "(RFC 9562 §5.7)"
             )
         tick = new_tick
+        if from_clock:
+            clock_tick = new_tick
         counter = seed()
         # RFC 9562 §6.2 Method 3: "the additional time precision bits MUST follow the
         # timestamp as the next available bit in the rand_a field".
@@ -287,13 +292,20 @@ def _build(
         )
 
     def on_regression(now_tick: int) -> bool:
-        """Apply the regression policy; True if the generator restarted at ``now_tick``."""
-        nonlocal last_value
-        behind = tick - now_tick
+        """Apply the regression policy; True if the generator restarted at ``now_tick``.
+
+        Called when ``now_tick`` is below ``tick``; that is a clock regression only if it is
+        also below the highest clock reading, not when ADVANCE has moved ``tick`` ahead.
+        """
+        nonlocal last_value, clock_tick
+        if now_tick >= clock_tick:
+            clock_tick = now_tick
+            return False
+        behind = clock_tick - now_tick
         if regression is ClockRegression.RAISE:
             raise ClockRegressionError(
-                f"clock went back {behind} ticks of 2**-{fraction_bits} ms below the last "
-                f"timestamp (unix_ts_ms {tick >> fraction_bits}); policy RAISE"
+                f"clock went back {behind} ticks of 2**-{fraction_bits} ms below its last "
+                f"reading (unix_ts_ms {clock_tick >> fraction_bits}); policy RAISE"
             )
         if regression is ClockRegression.RESEED and behind > window_ticks:
             start_tick(now_tick)
@@ -303,7 +315,7 @@ def _build(
 
     def on_overflow() -> None:
         if overflow is CounterOverflow.ADVANCE:
-            start_tick(tick + 1)
+            start_tick(tick + 1, from_clock=False)
         elif overflow is CounterOverflow.WAIT:
             now_ns = wait_for_clock(clock, sleep_ns, ticks_of, tick, max_wait_ns, tick_ns)
             start_tick(ticks_of(now_ns))
@@ -400,10 +412,10 @@ def _build(
         return values
 
     def reset() -> None:
-        nonlocal tick, counter, prefix, last_value, words, acquire, release
+        nonlocal tick, clock_tick, counter, prefix, last_value, words, acquire, release
         fresh = threading.RLock()
         acquire, release = fresh.acquire, fresh.release
-        tick, counter, prefix, last_value = -1, 0, 0, -1
+        tick, clock_tick, counter, prefix, last_value = -1, -1, 0, 0, -1
         words = iter(())
 
     return uuid7, generate, reset
