@@ -65,3 +65,34 @@ def test_32_bit_seconds_layout_and_bad_config() -> None:
     assert read_draft_v8(generator(), 32).timestamp == START_NS // 1_000_000_000
     with pytest.raises(InvalidField, match="timestamp_bits"):
         DraftV8Config(timestamp_bits=40)  # type: ignore[arg-type]
+
+
+def test_advance_past_the_clock_is_not_a_clock_regression() -> None:
+    # RFC 9562 §6.2: a clock behind a timestamp that ADVANCE moved ahead has not gone back.
+    clock = FakeClock()
+    config = DraftV8Config(
+        timestamp_bits=64,
+        tick_ns=1,
+        overflow=CounterOverflow.ADVANCE,
+        regression=ClockRegression.RAISE,
+    )
+    generator = make(config, clock)
+    values = [generator().int for _ in range(600)]  # 256 clock sequences per tick
+    assert values == sorted(set(values))
+    clock.advance(-16)  # one step of the 60 embedded bits below the last reading
+    with pytest.raises(ClockRegressionError, match="went back 16 ticks"):
+        generator()
+
+
+def test_64_bit_ticks_that_differ_in_the_truncated_bits_stay_increasing() -> None:
+    # Draft §4.5.4: the 64-bit timestamp "is truncated to 60-bits"; ticks 16 apart are the
+    # smallest steps the value can show, so a new tick within them must not restart seq at 0.
+    clock = FakeClock()
+    generator = make(DraftV8Config(timestamp_bits=64, tick_ns=1), clock)
+    values = []
+    for _ in range(40):
+        values += [generator().int for _ in range(3)]
+        clock.advance(1)
+    assert values == sorted(set(values))
+    decoded = read_draft_v8(generator(), 64)
+    assert decoded.timestamp == START_NS + 40 - (START_NS + 40) % 16

@@ -107,10 +107,18 @@ class DraftV8Generator:
         self._sleep_ns = sleep_ns
         self._lock = threading.Lock()
         self._tick = -1
+        # Highest tick read from the clock: ADVANCE moves ``_tick`` ahead of it, and a clock
+        # merely behind such a tick has not gone back (RFC 9562 §6.2).
+        self._clock_tick = -1
         self._seq = 0
         self._seq_limit = 1 << _SEQ_BITS[self.config.timestamp_bits]
         self._node_bits = _NODE_BITS[self.config.timestamp_bits]
         self._max_tick = (1 << self.config.timestamp_bits) - 1
+        # Draft §4.5.4: a "64-bit timestamp is truncated to 60-bits" (its 4 low bits are
+        # dropped), so this generator's tick is a multiple of 16: ticks that differ only in
+        # the dropped bits would embed the same timestamp and restart seq at 0 (a smaller,
+        # possibly repeated value).
+        self._tick_step = 16 if self.config.timestamp_bits == 64 else 1
         register_for_fork(self)
 
     def __call__(self) -> UUID:
@@ -130,7 +138,8 @@ class DraftV8Generator:
         self._lock = threading.Lock()
 
     def _ticks_of(self, now_ns: int) -> int:
-        return now_ns // self.config.tick_ns
+        step = self._tick_step
+        return now_ns // self.config.tick_ns // step * step
 
     def _node(self) -> int:
         size = (self._node_bits + 7) // 8
@@ -142,8 +151,10 @@ class DraftV8Generator:
     def _advance(self) -> tuple[int, int]:
         now_tick = self._ticks_of(self._clock())
         if now_tick < self._tick and self._on_regression(now_tick):
+            self._clock_tick = now_tick
             return self._start(now_tick)
         if now_tick > self._tick:
+            self._clock_tick = now_tick
             return self._start(now_tick)
         if self._seq + 1 < self._seq_limit:
             self._seq += 1
@@ -160,12 +171,15 @@ class DraftV8Generator:
         return tick, 0
 
     def _on_regression(self, now_tick: int) -> bool:
-        behind_ticks = self._tick - now_tick
+        if now_tick >= self._clock_tick:
+            self._clock_tick = now_tick  # only behind an ADVANCE: keep counting
+            return False
+        behind_ticks = self._clock_tick - now_tick
         policy = self.config.regression
         if policy is ClockRegression.RAISE:
             raise ClockRegressionError(
                 f"clock went back {behind_ticks} ticks of {self.config.tick_ns} ns below "
-                f"timestamp {self._tick}; policy RAISE"
+                f"its last reading {self._clock_tick}; policy RAISE"
             )
         window_ticks = self.config.regression_window_ms * NS_PER_MS // self.config.tick_ns
         return policy is ClockRegression.RESEED and behind_ticks > window_ticks
@@ -173,7 +187,7 @@ class DraftV8Generator:
     def _on_overflow(self) -> tuple[int, int]:
         policy = self.config.overflow
         if policy is CounterOverflow.ADVANCE:
-            return self._start(self._tick + 1)
+            return self._start(self._tick + self._tick_step)
         if policy is CounterOverflow.RAISE:
             raise CounterOverflowError(
                 f"seq: all {self._seq_limit} clock sequence values of timestamp {self._tick} "
@@ -188,4 +202,5 @@ class DraftV8Generator:
             max_wait_ns,
             self.config.tick_ns,
         )
-        return self._start(self._ticks_of(now_ns))
+        self._clock_tick = self._ticks_of(now_ns)
+        return self._start(self._clock_tick)
