@@ -270,6 +270,8 @@ def test_convert_between_formats(capsys: pytest.CaptureFixture[str]) -> None:
     assert out == "{" + A6_V7 + "}\n"
     _, out, _ = run(capsys, "convert", "--from", "bytes_le", value.bytes_le.hex())
     assert out == A6_V7 + "\n"
+    _, out, _ = run(capsys, "convert", "--from", "int", "0" * 5000 + str(value.int))
+    assert out == A6_V7 + "\n"
 
 
 @pytest.mark.parametrize(
@@ -279,6 +281,10 @@ def test_convert_between_formats(capsys: pytest.CaptureFixture[str]) -> None:
         (["--to-version", "1", A1_V1], f"expected a version 6 UUID, found {A1_V1} (version 1)"),
         (["--from", "int", "-5"], "--from int: expected a decimal integer, found '-5'"),
         (["--from", "int", str(1 << 128)], f"int: expected 0 <= int < 2**128, found {1 << 128}"),
+        (
+            ["--from", "int", "1" + "0" * 5000],
+            "--from int: expected 0 <= int < 2**128, found 5001 digits",
+        ),
         (["--from", "bytes_le", "zz"], "--from bytes_le: expected 32 hex digits, found 'zz'"),
         (["--from", "bytes_le", "00"], "bytes_le: expected 16 bytes, found 1"),
     ],

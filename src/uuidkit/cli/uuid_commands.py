@@ -285,7 +285,14 @@ def _read(text: str, source: str) -> UUID:
     if source == "int":
         if not text.isascii() or not text.isdigit():
             raise UUIDKitError(f"--from int: expected a decimal integer, found {text!r}")
-        return from_int(int(text))
+        significant = text.lstrip("0")
+        # 2**128 has 39 digits; longer text would hit int()'s 4300-digit limit (a bare
+        # ValueError with CPython's own message) before the 128-bit range check.
+        if len(significant) > len(str(1 << 128)):
+            raise UUIDKitError(
+                f"--from int: expected 0 <= int < 2**128, found {len(significant)} digits"
+            )
+        return from_int(int(significant or "0"))
     if source == "bytes_le":
         try:
             octets = bytes.fromhex(text)
