@@ -6,6 +6,7 @@ References: RFC 9562 §6.3; RFC 4122 §4.2.1.1-§4.2.1.3.
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from pathlib import Path
 
@@ -58,6 +59,7 @@ def corruptions() -> dict[str, bytes]:
         "not an object": b"[1, 2, 3]",
         "wrong version": json.dumps(wrong_version).encode(),
         "huge": b" " * 5000,
+        "deeply nested": b"[" * 4000,
     }
 
 
@@ -242,3 +244,14 @@ def test_file_recreated_by_another_process_never_breaks_monotonicity(tmp_path: P
     values = before + after
     assert values == sorted(set(values))
     assert after[0] >> 80 == START_MS + 1
+
+
+def test_short_writes_still_write_the_whole_state(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # os.write may write fewer bytes than asked; the renamed file must never be torn.
+    real_write = os.write
+    monkeypatch.setattr(os, "write", lambda fd, data: real_write(fd, bytes(data[:7])))
+    state_file = StateFile(tmp_path / "gen.state")
+    state_file.write(VALID)
+    assert state_file.load() == VALID

@@ -90,6 +90,9 @@ class StoredState:
         """
         try:
             body = json.loads(text)
+        except RecursionError:
+            # Deeply nested arrays fit in 4096 bytes and exhaust the parser's recursion.
+            raise StateFileError("not JSON: nested too deeply") from None
         except ValueError as error:
             raise StateFileError(f"not JSON: {error}") from None
         if not isinstance(body, dict):
@@ -192,7 +195,11 @@ class StateFile:
         temporary = self.path.with_name(f".{self.path.name}.tmp")
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
-            os.write(descriptor, state.to_text().encode())
+            data = memoryview(state.to_text().encode())
+            # os.write may write less than asked (a full disk): a short write left unchecked
+            # would be renamed over the state as a torn file.
+            while data:
+                data = data[os.write(descriptor, data) :]
             if self.durable:
                 os.fsync(descriptor)
         finally:
