@@ -105,6 +105,20 @@ def test_every_topology_kind_builds() -> None:
             "timeline[0].claim.range",
         ),
         ({"timeline": [{"at": 0, "partition": 3}]}, "timeline[0].partition"),
+        (
+            {"timeline": [{"at": 0, "claim": {"device": 0, "uid": "00", "lifetime": "60"}}]},
+            "timeline[0].claim.lifetime",
+        ),
+        (
+            {"timeline": [{"at": 0, "claim": {"device": 0, "uid": "00", "reclaim": "no"}}]},
+            "timeline[0].claim.reclaim",
+        ),
+        (
+            {"timeline": [{"at": 0, "claim": {"device": 0, "uid": "00", "proxy": 1}}]},
+            "timeline[0].claim.proxy",
+        ),
+        ({"timeline": [{"at": 0, "crash": 1, "keep_state": "no"}]}, "timeline[0].keep_state"),
+        ({"claims": -1}, "claims"),
         ({"site_topology": "two_sites", "topology": "two_sites"}, "site_topology"),
         ([], "(top level)"),
     ],

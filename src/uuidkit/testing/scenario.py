@@ -173,8 +173,17 @@ def _check_action(entry: Any, index: int) -> Mapping[str, Any]:
         claim = _expect(entry["claim"], dict, f"{key}.claim")
         _expect(claim.get("device"), int, f"{key}.claim.device")
         _space(claim, f"{key}.claim")
+        # Checked here, not when the run reaches the entry: a string lifetime would raise
+        # TypeError mid-run, and "reclaim": "no" would silently be a reclaim.
+        if "lifetime" in claim:
+            _expect(claim["lifetime"], int, f"{key}.claim.lifetime")
+        for flag in ("reclaim", "proxy"):
+            if flag in claim:
+                _expect(claim[flag], bool, f"{key}.claim.{flag}")
     elif actions[0] in ("crash", "restart"):
         _expect(entry[actions[0]], int, f"{key}.{actions[0]}")
+        if "keep_state" in entry:
+            _expect(entry["keep_state"], bool, f"{key}.keep_state")
     else:
         _expect(entry[actions[0]], str, f"{key}.{actions[0]}")
         if actions[0] == "link":
@@ -263,6 +272,8 @@ def add_random_claims(
 
     References: UIAP §2.4.1, §3.2.2 (unique value).
     """
+    if claims < 0:
+        raise _fail(f"expected 0 or more claims, found {claims}", "claims")
     pool = spaces if spaces is not None else max(claims, 1)
     if not 1 <= pool <= 1 << (8 * _WORKLOAD_UID_OCTETS):
         raise _fail(f"expected 1 .. 65536 spaces, found {pool}", "spaces")
