@@ -255,3 +255,21 @@ def test_short_writes_still_write_the_whole_state(
     state_file = StateFile(tmp_path / "gen.state")
     state_file.write(VALID)
     assert state_file.load() == VALID
+
+
+def test_child_after_fork_with_the_clock_behind_its_last_value(tmp_path: Path) -> None:
+    # RFC 9562 §6.9 (fork) with §6.2 KEEP: a child keeps the parent's last millisecond, and
+    # its first reservation must not restart below it at a clock that reads earlier.
+    clock = FakeClock()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StateUnavailableWarning)
+        generator = v7_generator(tmp_path / "gen.state", clock)
+    values = [generator().int]
+    clock.advance(5 * NS_PER_MS)
+    values.append(generator().int)
+    clock.advance(-5 * NS_PER_MS)  # the clock goes back: KEEP stays at START_MS + 5
+    values.append(generator().int)
+    generator.reset_after_fork()  # what a forked child runs
+    values += [generator().int for _ in range(3)]
+    assert values == sorted(set(values))
+    assert values[-1] >> 80 == START_MS + 5

@@ -278,22 +278,27 @@ class SharedV7Generator(_SharedGenerator):
     def _range_size(self) -> int:
         return self.config.counter_block
 
+    def _take_range(self, at: int, now_ns: int) -> None:
+        self._unit = self._reserve(at, now_ns)
+        self._counter = self._range_start
+        if (self._unit << V7_COUNTER_BITS) | self._counter <= self._last_position:
+            # Only when another process re-created the file (after a reset or a
+            # corruption) with a window over this millisecond: move to the next one.
+            self._unit = (self._last_position >> V7_COUNTER_BITS) + 1
+
     def _next_int(self) -> int:
         now_ns = self._clock()
         now_ms = now_ns // NS_PER_MS
         if now_ms > self._window_end:
-            self._unit = self._reserve(now_ms, now_ns)
-            self._counter = self._range_start
+            # Never below this generator's own last millisecond: after a fork the child keeps
+            # it while its clock may read earlier (KEEP), and a range of the current window
+            # then starts at the clock, below the values already made.
+            self._take_range(max(now_ms, self._unit), now_ns)
         elif now_ms > self._unit:
             self._unit = now_ms
             self._counter = self._range_start
         if self._counter >= self._range_end:
-            self._unit = self._reserve(self._unit, now_ns)
-            self._counter = self._range_start
-            if (self._unit << V7_COUNTER_BITS) | self._counter <= self._last_position:
-                # Only when another process re-created the file (after a reset or a
-                # corruption) with a window over this millisecond: move to the next one.
-                self._unit = (self._last_position >> V7_COUNTER_BITS) + 1
+            self._take_range(self._unit, now_ns)
         counter = self._counter
         self._counter = counter + 1
         position = (self._unit << V7_COUNTER_BITS) | counter
