@@ -170,3 +170,10 @@ def test_uuid6_fields_not_given_stay_random_per_uuid() -> None:
     assert {v.node for v in values} == {0x0123456789AB}
     assert len({v.clock_seq for v in values}) > 10
     assert values == sorted(values)
+
+
+@pytest.mark.parametrize("count", ["3", -1, 2.0, True])
+def test_generate_rejects_a_bad_count_as_invalid_field(count: object) -> None:
+    generator, _ = v1()
+    with pytest.raises(InvalidField, match="count: expected an int >= 0"):
+        generator.generate(count)  # type: ignore[arg-type]

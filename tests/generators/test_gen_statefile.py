@@ -15,7 +15,7 @@ from gen_fakes import NS_PER_MS, START_NS, FakeClock, constant_bytes, seeded_byt
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uuidkit import StateFileError
+from uuidkit import InvalidField, StateFileError
 from uuidkit.generators import (
     SharedConfig,
     SharedV1Generator,
@@ -273,3 +273,12 @@ def test_child_after_fork_with_the_clock_behind_its_last_value(tmp_path: Path) -
     values += [generator().int for _ in range(3)]
     assert values == sorted(set(values))
     assert values[-1] >> 80 == START_MS + 5
+
+
+@pytest.mark.parametrize("count", ["3", -1, 2.0])
+def test_generate_rejects_a_bad_count_as_invalid_field(tmp_path: Path, count: object) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StateUnavailableWarning)
+        generator = v7_generator(tmp_path / "gen.state", FakeClock())
+    with pytest.raises(InvalidField, match="count: expected an int >= 0"):
+        generator.generate(count)  # type: ignore[arg-type]

@@ -17,7 +17,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Final, Protocol
 
-from uuidkit.errors import CounterOverflowError
+from uuidkit.errors import CounterOverflowError, InvalidField
 
 __all__ = [
     "Clock",
@@ -26,6 +26,7 @@ __all__ = [
     "ForkAware",
     "RandomBytes",
     "Sleep",
+    "check_count",
     "register_for_fork",
     "wait_for_clock",
     "word_stream",
@@ -63,7 +64,10 @@ class CounterOverflow(enum.Enum):
 
 
 class ClockRegression(enum.Enum):
-    """What a generator does when the clock reads earlier than the last timestamp it used.
+    """What a generator does when the clock reads earlier than its highest earlier reading.
+
+    A timestamp that ADVANCE moved ahead of the clock is not a reading: a clock merely
+    behind it has not gone back, and the generator keeps counting from that timestamp.
 
     References: RFC 9562 §6.2 "Monotonic Error Checking"; RFC 9562 §5.1 (clock sequence);
     RFC 4122 §4.2.1.
@@ -110,6 +114,16 @@ def _reset_all_after_fork() -> None:
 
 
 os.register_at_fork(after_in_child=_reset_all_after_fork)
+
+
+def check_count(count: object) -> int:
+    """``count`` if it is an int >= 0, else :class:`~uuidkit.InvalidField` naming it.
+
+    References: RFC 9562 §6.2 (batches).
+    """
+    if type(count) is not int or count < 0:
+        raise InvalidField(f"count: expected an int >= 0, found {count!r}", "count")
+    return count
 
 
 def word_stream(random_bytes: RandomBytes) -> Iterator[int]:

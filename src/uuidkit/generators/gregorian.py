@@ -26,6 +26,7 @@ from uuidkit.generators._policy import (
     CounterOverflow,
     RandomBytes,
     Sleep,
+    check_count,
     register_for_fork,
     wait_for_clock,
     word_stream,
@@ -148,7 +149,7 @@ class _GregorianGenerator:
         References: RFC 9562 §6.2 (batch monotonicity).
         """
         with self._lock:
-            return [from_int_unchecked(self._next_int()) for _ in range(count)]
+            return [from_int_unchecked(self._next_int()) for _ in range(check_count(count))]
 
     def with_fields(self, node: int | None, clock_seq: int | None) -> UUID:
         """The next UUID, with ``node`` and/or ``clock_seq`` replacing the generator's own.
