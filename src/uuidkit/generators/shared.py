@@ -16,7 +16,8 @@ crash never forces a random clock sequence, and never reuses a range.
 generator object on it):
 
 1. No two values are equal: every (window, range) pair is handed out once, under the lock.
-2. The values of one process are strictly increasing.
+2. The values of one generator object are strictly increasing (two objects on one file in
+   one process are ordered between themselves only as (4) says, like two processes).
 3. A value never embeds a time earlier than the clock reading taken when it was requested
    (unless the clock reads before the current window's start: then the window's start).
 4. Across processes: values in different time units (ms for v7, 100 ns for v1/v6) are ordered
@@ -45,7 +46,13 @@ from uuidkit import _system
 from uuidkit._bits import FRAME_HIGH_SHIFT, FRAME_MID_SHIFT, MASK_14, version_bits
 from uuidkit._construct import from_int_unchecked
 from uuidkit.errors import GeneratorError, InvalidField, StateFileError
-from uuidkit.generators._policy import Clock, RandomBytes, register_for_fork, word_stream
+from uuidkit.generators._policy import (
+    Clock,
+    RandomBytes,
+    check_count,
+    register_for_fork,
+    word_stream,
+)
 from uuidkit.generators.node import NodePolicy, resolve_node
 from uuidkit.generators.statefile import StateFile, StoredState, warn_unavailable
 from uuidkit.layouts import v1_int, v6_int
@@ -214,7 +221,7 @@ class _SharedGenerator(abc.ABC):
         References: RFC 9562 §6.2, §6.3.
         """
         with self._lock:
-            return [from_int_unchecked(self._next_int()) for _ in range(count)]
+            return [from_int_unchecked(self._next_int()) for _ in range(check_count(count))]
 
     @abc.abstractmethod
     def _next_int(self) -> int:
