@@ -92,9 +92,7 @@ def test_v1_regression_raise_and_keep() -> None:
     clock.advance(-3_600_000_000_000)
     with pytest.raises(ClockRegressionError, match="clock went back 3600000000000 ns"):
         generator()
-    keeping, clock = v1(
-        GregorianConfig(regression=ClockRegression.KEEP, overflow=CounterOverflow.ADVANCE)
-    )
+    keeping, clock = v1(GregorianConfig(regression=ClockRegression.KEEP))
     first = keeping()
     clock.advance(-1_000_000)
     second = keeping()
@@ -177,3 +175,15 @@ def test_generate_rejects_a_bad_count_as_invalid_field(count: object) -> None:
     generator, _ = v1()
     with pytest.raises(InvalidField, match="count: expected an int >= 0"):
         generator.generate(count)  # type: ignore[arg-type]
+
+
+def test_v1_refuses_advance_and_per_uuid_randomness() -> None:
+    # RFC 4122 §4.2.1.2: an exhausted interval "MUST either return an error, or stall".
+    with pytest.raises(InvalidField, match="ADVANCE") as caught:
+        V1Generator(GregorianConfig(overflow=CounterOverflow.ADVANCE))
+    assert caught.value.field == "overflow"
+    with pytest.raises(InvalidField, match="UUIDv6-only") as caught:
+        V1Generator(GregorianConfig(random_per_uuid=True))
+    assert caught.value.field == "random_per_uuid"
+    # UUIDv6 may run ahead (its documented default) and take fresh fields per UUID (§5.6).
+    V6Generator(GregorianConfig(overflow=CounterOverflow.ADVANCE, random_per_uuid=True))

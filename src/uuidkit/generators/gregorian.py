@@ -113,6 +113,7 @@ class _GregorianGenerator:
         sleep_ns: Sleep = _system.sleep_ns,
     ) -> None:
         self.config = config if config is not None else self._default_config()
+        self._check_config(self.config)
         self._clock = clock
         self._random_bytes = random_bytes
         self._sleep_ns = sleep_ns
@@ -131,6 +132,10 @@ class _GregorianGenerator:
     @staticmethod
     def _default_config() -> GregorianConfig:
         return GregorianConfig()
+
+    @staticmethod
+    def _check_config(config: GregorianConfig) -> None:
+        """Refuse a configuration this version's spec forbids (none for the base class)."""
 
     def _random_clock_seq(self) -> int:
         return int.from_bytes(self._random_bytes(2)) & MASK_14
@@ -290,7 +295,7 @@ class V1Generator(_GregorianGenerator):
       RAISE raises :class:`~uuidkit.ClockRegressionError`.
     - **Counter overflow**: WAIT (default) stalls until the clock reaches a new interval
       (at most ``max_wait_ms``); RAISE raises :class:`~uuidkit.CounterOverflowError`;
-      ADVANCE uses timestamps ahead of the clock.
+      ADVANCE is refused (RFC 4122 §4.2.1.2: "MUST either return an error, or stall").
     - **Thread safety**: one :class:`threading.Lock` per value or per :meth:`generate` block.
     - **Fork**: the child takes a new lock and a different clock sequence, so it never
       repeats a (timestamp, clock_seq, node) of its parent.
@@ -299,6 +304,23 @@ class V1Generator(_GregorianGenerator):
 
     References: RFC 9562 §5.1, §6.1, §6.10; RFC 4122 §4.1.5, §4.2.1, §4.2.2.
     """
+
+    @staticmethod
+    def _check_config(config: GregorianConfig) -> None:
+        # RFC 4122 §4.2.1.2: when the per-interval budget is used up, "the UUID service MUST
+        # either return an error, or stall the UUID generator until the system clock
+        # catches up" -- WAIT or RAISE, never timestamps ahead of the clock.
+        if config.overflow is CounterOverflow.ADVANCE:
+            raise InvalidField(
+                "overflow: UUIDv1 allows WAIT or RAISE (RFC 4122 §4.2.1.2), found ADVANCE",
+                "overflow",
+            )
+        if config.random_per_uuid:
+            raise InvalidField(
+                "random_per_uuid: a UUIDv6-only option (RFC 9562 §5.6); UUIDv1 keeps its "
+                "clock sequence and node (§5.1)",
+                "random_per_uuid",
+            )
 
     __slots__ = ()
 
