@@ -67,6 +67,14 @@ def test_config_out_of_range_is_refused(fields: dict[str, float]) -> None:
         EngineConfig(**fields)  # type: ignore[arg-type]
 
 
+def test_own_attempts_are_remembered_for_the_whole_claim() -> None:
+    # §4.2.2.3: "a device MUST remember Claim-Attempt messages that it originates".
+    assert EngineConfig().longest_claim_seconds() == 2.5
+    with pytest.raises(EngineError, match=r"exceed the longest claim \(5.0 s\)"):
+        EngineConfig(claim_period=1.0, claim_timeout=2.0, flood_record_lifetime=5.0)
+    EngineConfig(claim_period=1.0, claim_timeout=2.0, flood_record_lifetime=5.5)
+
+
 @pytest.mark.parametrize("device_id", [0, 1 << 64, -1])
 def test_device_id_must_fit_and_not_be_zero(device_id: int) -> None:
     # UIAP §4.1: "ID 0 (all bits 0) is reserved ... MUST NOT appear in a message".

@@ -108,6 +108,20 @@ class EngineConfig:
             raise EngineError(f"hop_limit must fit the 1-octet field, got {self.hop_limit}")
         if not self.flood_record_lifetime > 0:
             raise EngineError("flood_record_lifetime must be > 0 seconds")
+        # §4.2.2.3: "a device MUST remember Claim-Attempt messages that it originates":
+        # the record of a claim's first attempt must outlive the claim, or a late deny
+        # for it would be dropped as unmatched.
+        longest_claim = self.longest_claim_seconds()
+        if not self.flood_record_lifetime > longest_claim:
+            raise EngineError(
+                f"flood_record_lifetime must exceed the longest claim ({longest_claim} s), "
+                f"got {self.flood_record_lifetime}"
+            )
+
+    def longest_claim_seconds(self) -> float:
+        """Seconds from a claim's first Claim-Attempt to its result (new claim or reclaim)."""
+        attempts = max(self.claim_attempts, self.reclaim_attempts)
+        return attempts * self.claim_period + self.claim_timeout
 
 
 #: The draft's defaults: what ``Engine`` uses when given no configuration.
