@@ -119,6 +119,7 @@ def test_every_topology_kind_builds() -> None:
         ),
         ({"timeline": [{"at": 0, "crash": 1, "keep_state": "no"}]}, "timeline[0].keep_state"),
         ({"claims": -1}, "claims"),
+        ({"until": -5}, "until"),
         ({"site_topology": "two_sites", "topology": "two_sites"}, "site_topology"),
         ([], "(top level)"),
     ],

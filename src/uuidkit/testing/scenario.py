@@ -295,6 +295,8 @@ def build_simulator(scenario: Scenario) -> Simulator:
 
     References: UIAP §2.4, §2.1.2, §5.1.
     """
+    if scenario.until is not None and not scenario.until >= 0:
+        raise _fail(f"expected seconds >= 0, found {scenario.until!r}", "until")
     rng = random.Random(scenario.seed)
     topology = build_topology(scenario, rng)
     simulator = Simulator(
