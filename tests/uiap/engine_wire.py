@@ -81,6 +81,15 @@ class Wire:
         for device_id in device_ids:
             self.engines[device_id].add_interface(name)
 
+    @classmethod
+    def pair(cls, config: EngineConfig | None = None) -> Wire:
+        """Devices 1 and 2 on one link named ``"L"``: the smallest site."""
+        wire = cls(config)
+        wire.device(1)
+        wire.device(2)
+        wire.link("L", 1, 2)
+        return wire
+
     def line(self, *device_ids: int) -> None:
         """Point-to-point links ``a-b``, ``b-c``, ... along ``device_ids``."""
         for a, b in itertools.pairwise(device_ids):

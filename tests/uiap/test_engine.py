@@ -100,10 +100,7 @@ def test_claim_arguments_are_checked() -> None:
 
 
 def test_new_claim_sends_three_attempts_then_succeeds_after_the_timeout() -> None:
-    wire = Wire()
-    wire.device(1)
-    wire.device(2)
-    wire.link("L", 1, 2)
+    wire = Wire.pair()
     handle = wire.engines[1].claim(DOMAIN, unique(5), 60, 0.0)
     wire.run(10.0)
     attempts = [d for d in wire.log if d.sender == 1]
@@ -191,10 +188,7 @@ def test_conflict_with_a_claim_on_this_device_fails_at_once() -> None:
 
 
 def test_release_stops_the_claim_and_its_defense() -> None:
-    wire = Wire()
-    wire.device(1)
-    wire.device(2)
-    wire.link("L", 1, 2)
+    wire = Wire.pair()
     held = wire.engines[1].claim(DOMAIN, unique(5), 60, 0.0)
     wire.run(3.0)
     wire.engines[1].release(held, 3.0)

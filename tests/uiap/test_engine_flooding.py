@@ -147,10 +147,7 @@ def test_own_message_after_its_record_expired_is_dropped_quietly() -> None:
 
 
 def test_neighbour_holding_the_space_denies_and_the_claim_fails() -> None:
-    wire = Wire()
-    wire.device(1)
-    wire.device(2)
-    wire.link("L", 1, 2)
+    wire = Wire.pair()
     held = wire.engines[2].claim(DOMAIN, span(0, 9), 60, 0.0)
     wire.run(3.0)
     handle = wire.engines[1].claim(DOMAIN, unique(5), 60, 3.0)

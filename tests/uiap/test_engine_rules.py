@@ -81,10 +81,7 @@ def test_simultaneous_claims_follow_the_r_flag_rules(
 
 
 def test_the_winning_reclaim_reports_its_defense() -> None:
-    wire = Wire()
-    wire.device(1)
-    wire.device(2)
-    wire.link("L", 1, 2)
+    wire = Wire.pair()
     winner = wire.engines[1].claim(DOMAIN, unique(5), 60, 0.0, reclaim=True)
     wire.engines[2].claim(DOMAIN, unique(5), 60, 0.0)
     wire.run(10.0)
@@ -100,10 +97,7 @@ def test_the_winning_reclaim_reports_its_defense() -> None:
 
 
 def test_reclaim_of_a_held_claim_continues_it_with_one_r_attempt() -> None:
-    wire = Wire()
-    wire.device(1)
-    wire.device(2)
-    wire.link("L", 1, 2)
+    wire = Wire.pair()
     handle = wire.engines[1].claim(DOMAIN, unique(5), 60, 0.0)
     wire.run(10.0)
     assert wire.engines[1].claim(DOMAIN, unique(5), 100, 10.0, reclaim=True) == handle
@@ -114,10 +108,7 @@ def test_reclaim_of_a_held_claim_continues_it_with_one_r_attempt() -> None:
 
 
 def test_a_claim_stays_defended_while_it_is_reclaimed() -> None:
-    wire = Wire()
-    wire.device(1)
-    wire.device(2)
-    wire.link("L", 1, 2)
+    wire = Wire.pair()
     handle = wire.engines[1].claim(DOMAIN, unique(5), 60, 0.0)
     wire.run(10.0)
     wire.engines[1].claim(DOMAIN, unique(5), 60, 10.0, reclaim=True)
