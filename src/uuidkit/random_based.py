@@ -30,6 +30,7 @@ from uuidkit._bits import (
     stamp,
     version_bits,
 )
+from uuidkit._accel import compiled
 from uuidkit._construct import (
     UNKNOWN_SAFETY,
     from_int_unchecked,
@@ -77,3 +78,8 @@ def uuid8(a: int | None = None, b: int | None = None, c: int | None = None) -> U
         check_field("c", c, 62)
         value = (value & ~MASK_62) | c
     return from_int_unchecked(stamp(value, 8))
+
+
+# The compiled twins (uuidkit._accel), when the accelerator is built.
+uuid4 = compiled(uuid4)
+uuid8 = compiled(uuid8)
