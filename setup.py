@@ -27,19 +27,21 @@ class OptionalBuildExt(build_ext):
     def run(self) -> None:
         try:
             super().run()
-        except Exception as error:  # noqa: BLE001 - any failure means "no accelerator"
+        except Exception as error:
             self._skip(error)
 
     def build_extension(self, ext: Extension) -> None:
         try:
             super().build_extension(ext)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             self._skip(error)
 
     @staticmethod
     def _skip(error: BaseException) -> None:
-        print(f"uuidkit: building the C accelerator failed ({error}); using pure Python",
-              file=sys.stderr)
+        print(
+            f"uuidkit: building the C accelerator failed ({error}); using pure Python",
+            file=sys.stderr,
+        )
 
 
 def _extensions() -> list[Extension]:

@@ -341,13 +341,13 @@ def timestamp_ns(value: UUID) -> int | None:
     return None
 
 
-
 # The compiled twins (uuidkit._accel): they fill the same records for versions 1 and 3-8 and
 # hand every other value to the functions above.
 if SPEEDUPS is not None:
     SPEEDUPS.bind_records(V1Fields, V3Fields, V4Fields, V5Fields, V6Fields, V7Fields, V8Fields)
 fields = compiled(fields)
 timestamp_ns = compiled(timestamp_ns)
+
 
 def timestamp_datetime(value: UUID) -> datetime | None:
     """The embedded time as an aware UTC ``datetime``, or ``None`` (see :func:`timestamp_ns`).

@@ -112,6 +112,7 @@ def parse(text: str, *, strict: bool = False) -> UUID:
 # for everything else, so errors and their positions are identical.
 parse = compiled(parse)
 
+
 def _canonical_value(text: str) -> int | None:
     """The value of a 36-character hyphenated form, or ``None`` if it is not one."""
     if len(text) != _CANONICAL_LENGTH:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Final
 from uuid import UUID
 
+from uuidkit._accel import compiled
 from uuidkit._bits import (
     FRAME_HIGH_SHIFT,
     FRAME_MID_SHIFT,
@@ -30,7 +31,6 @@ from uuidkit._bits import (
     stamp,
     version_bits,
 )
-from uuidkit._accel import compiled
 from uuidkit._construct import (
     UNKNOWN_SAFETY,
     from_int_unchecked,

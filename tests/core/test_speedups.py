@@ -8,6 +8,7 @@ the public functions are the Python ones.
 
 from __future__ import annotations
 
+import builtins
 import gc
 import os
 import types
@@ -28,7 +29,7 @@ compiled_only = pytest.mark.skipif(
 )
 
 #: Public functions with a compiled twin, by the name they are registered under.
-ACCELERATED = {
+ACCELERATED: dict[str, Callable[..., Any]] = {
     "uuid3": uuidkit.uuid3,
     "uuid4": uuidkit.uuid4,
     "uuid5": uuidkit.uuid5,
@@ -50,7 +51,9 @@ ACCELERATED = {
 @compiled_only
 def test_compiled_path_is_in_use() -> None:
     """Built and not disabled: the public functions are the C ones, and slots are filled."""
-    assert SPEEDUPS is not None, "uuidkit._speedups was not built (pip install . needs a C compiler)"
+    assert SPEEDUPS is not None, (
+        "uuidkit._speedups was not built (pip install . needs a C compiler)"
+    )
     assert SPEEDUPS.__name__ == "uuidkit._speedups"
     assert SPEEDUPS.__file__.endswith((".so", ".pyd"))
     assert _accel.SLOT_LAYOUT
@@ -69,7 +72,7 @@ def test_pure_path_when_requested() -> None:
 def _outcome(function: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[str, Any]:
     try:
         result = function(*args, **kwargs)
-    except Exception as error:  # noqa: BLE001 - the error itself is the outcome compared
+    except Exception as error:
         return "error", (type(error), str(error), getattr(error, "position", None))
     if isinstance(result, uuid.UUID):
         assert type(result) is uuid.UUID
@@ -127,9 +130,10 @@ def test_one_argument_functions_match_the_reference(value: Any) -> None:
         _same(name, value)
 
 
-@given(_values | _odd_arguments, st.sampled_from(
-    ["hyphenated", "upper", "urn", "braced", "hex", "int", "bytes_le", "nope", 3]
-))
+@given(
+    _values | _odd_arguments,
+    st.sampled_from(["hyphenated", "upper", "urn", "braced", "hex", "int", "bytes_le", "nope", 3]),
+)
 @settings(max_examples=200, deadline=None)
 def test_format_uuid_matches_the_reference(value: Any, style: Any) -> None:
     _same("format_uuid", value, style)
@@ -138,7 +142,7 @@ def test_format_uuid_matches_the_reference(value: Any, style: Any) -> None:
 
 def _mutations(text: str) -> st.SearchStrategy[str]:
     index = st.integers(0, len(text) - 1)
-    char = st.sampled_from(list("-{}gG:xX0aF \t\u0660\uff10_+") + ["é"])
+    char = st.sampled_from([*"-{}gG:xX0aF \t\u0660\uff10_+", "é"])
     return st.one_of(
         st.builds(lambda i, c: text[:i] + c + text[i + 1 :], index, char),
         st.builds(lambda i: text[:i] + text[i + 1 :], index),
@@ -151,8 +155,15 @@ def _texts(draw: st.DrawFn) -> str:
     value = draw(_uuids)
     form = draw(
         st.sampled_from(
-            [str(value), str(value).upper(), value.hex, "{" + str(value) + "}", value.urn,
-             "URN:UUID:" + str(value).upper(), "Urn:Uuid:" + str(value)]
+            [
+                str(value),
+                str(value).upper(),
+                value.hex,
+                "{" + str(value) + "}",
+                value.urn,
+                "URN:UUID:" + str(value).upper(),
+                "Urn:Uuid:" + str(value),
+            ]
         )
     )
     return draw(st.one_of(st.just(form), _mutations(form)))
@@ -241,7 +252,7 @@ def test_random_buffer_is_discarded_in_a_forked_child() -> None:
 class _StandIn:
     """A class without the standard library's slot layout (like a future C uuid.UUID)."""
 
-    def __init__(self, *, int: int) -> None:  # noqa: A002 - uuid.UUID's keyword
+    def __init__(self, *, int: int) -> None:
         self.value = int
 
 
@@ -249,16 +260,20 @@ class _NewOverridden:
     """The right slots, but its own __new__: filling slots would skip it."""
 
     __slots__ = ("__weakref__", "int", "is_safe")
+    int: builtins.int
+    is_safe: object
 
-    def __new__(cls, *, int: int) -> _NewOverridden:  # noqa: A002
+    def __new__(cls, **value: builtins.int) -> _NewOverridden:
         self = super().__new__(cls)
-        self.int = int
+        self.int = value["int"]
         self.is_safe = "made by __new__"
         return self
 
 
 class _SameLayout:
     __slots__ = ("int", "is_safe")
+    int: builtins.int
+    is_safe: object
 
 
 @pytest.fixture
@@ -277,8 +292,10 @@ def test_a_class_without_the_slot_layout_is_constructed(rebind: Callable[[type],
     parsed = SPEEDUPS.parse("F81D4FAE-7DEC-11D0-A765-00A0C91E6BF6")
     assert type(parsed) is _StandIn and parsed.value == 0xF81D4FAE7DEC11D0A76500A0C91E6BF6
     records = SPEEDUPS.uuids_from_records(bytes(range(32)))
-    assert [r.value for r in records] == [int.from_bytes(bytes(range(16))),
-                                          int.from_bytes(bytes(range(16, 32)))]
+    assert [r.value for r in records] == [
+        int.from_bytes(bytes(range(16))),
+        int.from_bytes(bytes(range(16, 32))),
+    ]
 
 
 def test_a_class_with_its_own_new_is_constructed(rebind: Callable[[type], bool]) -> None:
