@@ -45,9 +45,9 @@ def victim(tmp_path: Path) -> Path:
 def test_symlinked_state_path_is_refused_and_never_replaced(tmp_path: Path, victim: Path) -> None:
     path = tmp_path / "gen.state"
     path.symlink_to(victim)
-    with pytest.raises(UnsafeStateError, match=f"{path}: unsafe: a symlink"):
+    with pytest.raises(UnsafeStateError, match=f"{path}: a symbolic link, not a state file"):
         shared(path)
-    with pytest.raises(UnsafeStateError, match="a symlink"):
+    with pytest.raises(UnsafeStateError, match="a symbolic link"):
         StateFile(path).write(VALID)
     assert path.is_symlink() and victim.read_text() == VICTIM_TEXT
 
@@ -56,9 +56,9 @@ def test_dangling_symlink_state_path_is_not_created_through(tmp_path: Path) -> N
     path = tmp_path / "gen.state"
     target = tmp_path / "created-by-the-attacker's-choice"
     path.symlink_to(target)
-    with pytest.raises(UnsafeStateError, match="a symlink"):
+    with pytest.raises(UnsafeStateError, match="a symbolic link"):
         shared(path)
-    with pytest.raises(UnsafeStateError, match="a symlink"):
+    with pytest.raises(UnsafeStateError, match="a symbolic link"):
         StateFile(path).write(VALID)
     assert path.is_symlink() and not target.exists()
 
@@ -67,7 +67,9 @@ def test_symlinked_lock_file_is_refused(tmp_path: Path, victim: Path) -> None:
     path = tmp_path / "gen.state"
     Path(f"{path}.lock").symlink_to(victim)
     generator = shared(path)
-    with pytest.raises(UnsafeStateError, match=r"gen\.state\.lock: unsafe: a symlink"):
+    with pytest.raises(
+        UnsafeStateError, match=r"gen\.state\.lock: unusable lock file: a symbolic link"
+    ):
         generator()
     assert victim.read_text() == VICTIM_TEXT and not path.exists()
 
@@ -77,7 +79,7 @@ def test_symlinked_lock_file_is_refused(tmp_path: Path, victim: Path) -> None:
 def test_a_fifo_is_refused_without_blocking(tmp_path: Path, which: str) -> None:
     path = tmp_path / "gen.state"
     os.mkfifo(path if which == "state" else f"{path}.lock", 0o600)
-    with pytest.raises(UnsafeStateError, match="not a regular file \\(a FIFO\\)"):
+    with pytest.raises(UnsafeStateError, match="a FIFO, not a state file"):
         shared(path)() if which == "lock" else read_state_file(path)
 
 
@@ -86,7 +88,7 @@ def test_read_only_state_file_is_not_replaced(tmp_path: Path) -> None:
     path.write_text(VALID.to_text())
     path.chmod(0o400)
     generator = shared(path)
-    with pytest.raises(UnsafeStateError, match=r"read-only \(mode 0400\); it is not replaced"):
+    with pytest.raises(UnsafeStateError, match=r"read-only \(mode 0400\): it is not replaced"):
         generator()
     assert path.read_text() == VALID.to_text() and stat.S_IMODE(path.stat().st_mode) == 0o400
 
@@ -106,7 +108,7 @@ def test_lock_file_readable_by_others_is_refused(tmp_path: Path) -> None:
     lock = Path(f"{path}.lock")
     lock.touch(0o644)
     lock.chmod(0o644)
-    with pytest.raises(UnsafeStateError, match="lock: unsafe: mode 0644"):
+    with pytest.raises(UnsafeStateError, match="lock: unusable lock file: unsafe: mode 0644"):
         shared(path)()
 
 
@@ -179,6 +181,6 @@ def test_lock_wait_is_bounded_and_raises(tmp_path: Path) -> None:
 def test_remove_refuses_a_symlink(tmp_path: Path, victim: Path) -> None:
     path = tmp_path / "gen.state"
     path.symlink_to(victim)
-    with pytest.raises(UnsafeStateError, match="a symlink"):
+    with pytest.raises(UnsafeStateError, match="a symbolic link"):
         StateFile(path).remove()
     assert path.is_symlink() and victim.read_text() == VICTIM_TEXT

@@ -59,6 +59,7 @@ __all__ = [
     "StateUnavailableWarning",
     "StoredState",
     "UnsafeStateError",
+    "load_regular_file",
     "read_state_file",
 ]
 
@@ -74,6 +75,7 @@ _WRITABLE_BY_OTHERS: Final = 0o022
 #: Permission bits a lock file must not have: any access by group or others (whoever can
 #: open the lock file can take the lock and stall every generator).
 _OPEN_TO_OTHERS: Final = 0o077
+_SYMLINK: Final = "a symbolic link, not a state file (never followed)"
 #: Longest wait for the lock by default, in milliseconds.
 DEFAULT_LOCK_TIMEOUT_MS: Final = 10_000
 #: Longest single sleep while polling for the lock, in nanoseconds.
@@ -191,22 +193,44 @@ class FileSystem:
     """The operating-system calls a :class:`StateFile` makes, one method each.
 
     Tests replace methods to inject faults (a full disk, an I/O error, a short write, a crash
-    between two steps) and to model what survives a power loss.
+    between two steps) and to model what survives a power loss. Each method looks its
+    function up when called, so patching :mod:`os` or :mod:`fcntl` reaches it too.
 
     References: RFC 9562 §6.3.
     """
 
-    open: Callable[..., int] = staticmethod(os.open)
-    read: Callable[[int, int], bytes] = staticmethod(os.read)
-    write: Callable[[int, memoryview], int] = staticmethod(os.write)
-    fsync: Callable[[int], None] = staticmethod(os.fsync)
-    close: Callable[[int], None] = staticmethod(os.close)
-    fstat: Callable[[int], os.stat_result] = staticmethod(os.fstat)
-    stat: Callable[[str], os.stat_result] = staticmethod(os.stat)
-    lstat: Callable[[str], os.stat_result] = staticmethod(os.lstat)
-    replace: Callable[[str, str], None] = staticmethod(os.replace)
-    unlink: Callable[[str], None] = staticmethod(os.unlink)
-    flock: Callable[[int, int], None] = staticmethod(fcntl.flock)
+    def open(self, path: str, flags: int, mode: int = 0o600) -> int:
+        return os.open(path, flags, mode)
+
+    def read(self, descriptor: int, size: int) -> bytes:
+        return os.read(descriptor, size)
+
+    def write(self, descriptor: int, data: memoryview) -> int:
+        return os.write(descriptor, data)
+
+    def fsync(self, descriptor: int) -> None:
+        os.fsync(descriptor)
+
+    def close(self, descriptor: int) -> None:
+        os.close(descriptor)
+
+    def fstat(self, descriptor: int) -> os.stat_result:
+        return os.fstat(descriptor)
+
+    def stat(self, path: str) -> os.stat_result:
+        return os.stat(path)
+
+    def lstat(self, path: str) -> os.stat_result:
+        return os.lstat(path)
+
+    def replace(self, source: str, target: str) -> None:
+        os.replace(source, target)
+
+    def unlink(self, path: str) -> None:
+        os.unlink(path)
+
+    def flock(self, descriptor: int, operation: int) -> None:
+        fcntl.flock(descriptor, operation)
 
     def mkstemp(self, directory: str, prefix: str) -> tuple[int, str]:
         """A new file in ``directory`` with an unpredictable name: ``(descriptor, path)``.
@@ -216,8 +240,8 @@ class FileSystem:
         return tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=directory)
 
 
-_READ_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_LOCK_FLAGS: Final = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_READ_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+_LOCK_FLAGS: Final = os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 class StateFile:
@@ -254,8 +278,9 @@ class StateFile:
 
     # --- safety checks ------------------------------------------------------------------
 
-    def _refuse(self, path: Path | str, reason: str) -> UnsafeStateError:
-        return UnsafeStateError(f"{path}: unsafe: {reason}; refusing to use it")
+    @staticmethod
+    def _refuse(path: Path | str, reason: str) -> UnsafeStateError:
+        return UnsafeStateError(f"{path}: {reason}; refused")
 
     def check_directory(self) -> None:
         """Refuse a directory others could use to swap or plant files (ssh ``StrictModes``).
@@ -270,28 +295,28 @@ class StateFile:
         if not stat.S_ISDIR(info.st_mode):
             raise NotADirectoryError(errno.ENOTDIR, "not a directory", str(directory))
         if info.st_uid not in (os.geteuid(), 0):
-            raise self._refuse(directory, f"directory owned by uid {info.st_uid}")
+            raise self._refuse(directory, f"unsafe: directory owned by uid {info.st_uid}")
         if info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX:
             raise self._refuse(
                 directory,
-                f"directory mode {stat.S_IMODE(info.st_mode):04o} is writable by other users "
-                "without the sticky bit",
+                f"unsafe: directory mode {stat.S_IMODE(info.st_mode):04o} is writable by other "
+                "users without the sticky bit",
             )
 
     def _check_file(
         self, path: Path, info: os.stat_result, *, writing: bool, loose: int = _WRITABLE_BY_OTHERS
     ) -> None:
         if stat.S_ISLNK(info.st_mode):
-            raise self._refuse(path, "a symlink (never followed)")
+            raise self._refuse(path, _SYMLINK)
         if not stat.S_ISREG(info.st_mode):
-            raise self._refuse(path, f"not a regular file ({_file_type(info.st_mode)})")
+            raise self._refuse(path, f"{_file_type(info.st_mode)}, not a state file")
         if info.st_uid != os.geteuid():
-            raise self._refuse(path, f"owned by uid {info.st_uid}, not {os.geteuid()}")
+            raise self._refuse(path, f"unsafe: owned by uid {info.st_uid}, not {os.geteuid()}")
         mode = stat.S_IMODE(info.st_mode)
         if mode & loose:
-            raise self._refuse(path, f"mode {mode:04o} is open to other users (chmod 600)")
+            raise self._refuse(path, f"unsafe: mode {mode:04o} is open to other users (chmod 600)")
         if writing and not mode & stat.S_IWUSR:
-            raise self._refuse(path, f"read-only (mode {mode:04o}); it is not replaced")
+            raise self._refuse(path, f"read-only (mode {mode:04o}): it is not replaced")
 
     # --- reading ------------------------------------------------------------------------
 
@@ -303,18 +328,34 @@ class StateFile:
         References: RFC 4122 §4.2.1.1.
         """
         try:
+            return self.load_checked()[0]
+        except FileNotFoundError:
+            raise StateFileError(f"{self.path}: missing") from None
+
+    def load_checked(self) -> tuple[StoredState, os.stat_result]:
+        """The stored state and the ``fstat`` of the file it was read from.
+
+        Never blocks, never follows a symlink: the path is opened with ``O_NOFOLLOW |
+        O_NONBLOCK`` and anything but a safe regular file is refused before a byte is read.
+        Raises :class:`FileNotFoundError` for a missing file and
+        :class:`~uuidkit.StateFileError` naming the reason for every other problem.
+
+        References: RFC 9562 §6.3.
+        """
+        try:
             self.check_directory()
             # O_NOFOLLOW: a symlink fails with ELOOP; O_NONBLOCK: a FIFO opens at once and is
             # refused by the fstat check instead of blocking until a writer appears.
             descriptor = self.fs.open(str(self.path), _READ_FLAGS)
         except FileNotFoundError:
-            raise StateFileError(f"{self.path}: missing") from None
+            raise
         except OSError as error:
             if error.errno == errno.ELOOP:
-                raise self._refuse(self.path, "a symlink (never followed)") from None
+                raise self._refuse(self.path, _SYMLINK) from None
             raise StateFileError(f"{self.path}: unreadable: {error.strerror or error}") from None
         try:
-            self._check_file(self.path, self.fs.fstat(descriptor), writing=False)
+            info = self.fs.fstat(descriptor)
+            self._check_file(self.path, info, writing=False)
             raw = self._read_all(descriptor)
         except OSError as error:
             raise StateFileError(f"{self.path}: unreadable: {error.strerror or error}") from None
@@ -323,7 +364,7 @@ class StateFile:
         try:
             if len(raw) > _MAX_BYTES:
                 raise StateFileError(f"larger than {_MAX_BYTES} bytes")
-            return StoredState.from_text(raw.decode("utf-8"))
+            return StoredState.from_text(raw.decode("utf-8")), info
         except (StateFileError, UnicodeDecodeError) as error:
             raise StateFileError(f"{self.path}: corrupted: {error}") from None
 
@@ -428,12 +469,16 @@ class StateFile:
         References: RFC 4122 §4.2.1.4 ("obtain a system-wide global lock").
         """
         if self._lock_fd is None:
-            self._lock_fd = self._open_lock_file()
+            self._lock_fd = self._open_lock_file()[0]
+        self._lock(self._lock_fd)
+        return self
+
+    def _lock(self, descriptor: int) -> None:
         deadline = self._monotonic_ns() + self.lock_timeout_ms * 1_000_000
         while True:
             try:
-                self.fs.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return self
+                self.fs.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
             except BlockingIOError:
                 remaining = deadline - self._monotonic_ns()
                 if remaining <= 0:
@@ -443,21 +488,26 @@ class StateFile:
                     ) from None
                 self._sleep_ns(min(remaining, _LOCK_POLL_NS))
 
-    def _open_lock_file(self) -> int:
+    def _open_lock_file(self) -> tuple[int, bool]:
+        """The lock file's descriptor (never through a symlink); True if created here."""
         self.check_directory()
+        path = str(self.lock_path)
         try:
-            descriptor = self.fs.open(str(self.lock_path), _LOCK_FLAGS, 0o600)
+            try:
+                return self.fs.open(path, _LOCK_FLAGS | os.O_CREAT | os.O_EXCL, 0o600), True
+            except FileExistsError:
+                descriptor = self.fs.open(path, _LOCK_FLAGS)
         except OSError as error:
-            if error.errno == errno.ELOOP:
-                raise self._refuse(self.lock_path, "a symlink (never followed)") from None
-            raise
+            reason = _SYMLINK if error.errno == errno.ELOOP else error.strerror or str(error)
+            raise self._refuse(self.lock_path, f"unusable lock file: {reason}") from None
         try:
             info = self.fs.fstat(descriptor)
             self._check_file(self.lock_path, info, writing=False, loose=_OPEN_TO_OTHERS)
-        except BaseException:
+        except UnsafeStateError as error:
             self.fs.close(descriptor)
-            raise
-        return descriptor
+            reason = str(error).removeprefix(f"{self.lock_path}: ")
+            raise self._refuse(self.lock_path, f"unusable lock file: {reason}") from None
+        return descriptor, False
 
     def __exit__(self, *exc_info: object) -> None:
         if self._lock_fd is not None:
@@ -473,21 +523,41 @@ class StateFile:
             self._lock_fd = None
 
     def remove(self) -> bool:
-        """Delete the state file under the lock; True if there was one.
+        """Delete the file only if it provably is a state file; False if there is none.
 
-        A symlink, a non-regular file or another user's file at the path raises
-        :class:`UnsafeStateError` and is left in place.
+        Anything else (a symbolic link, a directory, a FIFO, a device, an unsafe file, a file
+        that fails any check of :meth:`StoredState.from_text`) raises
+        :class:`~uuidkit.StateFileError` and is left untouched. The check is repeated under
+        the lock, and the file is unlinked only if the path still names the inode that passed
+        it. No lock file is left behind unless a generator made it: a generator may hold that
+        one open, and deleting a lock file in use would let two processes "hold" the lock.
 
         References: RFC 9562 §6.3.
         """
-        with self:
+        try:
+            self.load_checked()
+        except FileNotFoundError:
+            return False
+        lock_fd, created = self._lock_fd, False
+        if lock_fd is None:
+            lock_fd, created = self._open_lock_file()
+        try:
+            self._lock(lock_fd)
             try:
-                info = self.fs.lstat(str(self.path))
+                checked = self.load_checked()[1]
             except FileNotFoundError:
                 return False
-            self._check_file(self.path, info, writing=False)
+            current = self.fs.lstat(str(self.path))
+            if (current.st_dev, current.st_ino) != (checked.st_dev, checked.st_ino):
+                raise StateFileError(f"{self.path}: replaced while being removed; left in place")
             self.fs.unlink(str(self.path))
             return True
+        finally:
+            if created:
+                with contextlib.suppress(FileNotFoundError):
+                    self.fs.unlink(str(self.lock_path))  # made by this call, for this call
+            if lock_fd != self._lock_fd:
+                self.fs.close(lock_fd)
 
 
 def read_state_file(path: str | os.PathLike[str]) -> StoredState:
@@ -501,6 +571,14 @@ def read_state_file(path: str | os.PathLike[str]) -> StoredState:
     return StateFile(path).load()
 
 
+def load_regular_file(path: Path) -> tuple[StoredState, os.stat_result]:
+    """:meth:`StateFile.load_checked` of ``path``: the state and the file's ``fstat``.
+
+    References: RFC 9562 §6.3.
+    """
+    return StateFile(path).load_checked()
+
+
 def _file_type(mode: int) -> str:
     for test, name in (
         (stat.S_ISFIFO, "a FIFO"),
@@ -511,4 +589,4 @@ def _file_type(mode: int) -> str:
     ):
         if test(mode):
             return name
-    return f"file type {stat.S_IFMT(mode):o}"
+    return "not a regular file"
