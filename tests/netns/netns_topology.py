@@ -136,7 +136,16 @@ class Network:
     ) -> NodeProcess:
         node = NodeProcess(self, host, config, device_id)
         self.nodes.append(node)
+        node.wait_ready().wait_participating(config.get("interfaces") or [])
         return node
+
+    def start_nodes(self, configs: dict[str, dict[str, Any]]) -> dict[str, NodeProcess]:
+        """Start one node per host at once (they start in parallel), then wait for all."""
+        nodes = {host: NodeProcess(self, host, config, None) for host, config in configs.items()}
+        self.nodes.extend(nodes.values())
+        for host, node in nodes.items():
+            node.wait_ready().wait_participating(configs[host].get("interfaces") or [])
+        return nodes
 
     def close(self) -> None:
         for node in self.nodes:
@@ -173,7 +182,12 @@ class NodeProcess:
         self._lock = threading.Lock()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
+        self.ready: dict[str, Any] = {}
+
+    def wait_ready(self) -> NodeProcess:
+        """Wait until the node has started; ``ready`` then holds its first line."""
         self.ready = self._wait(lambda line: "ready" in line)
+        return self
 
     def _read(self) -> None:
         assert self.process.stdout is not None
@@ -232,6 +246,18 @@ class NodeProcess:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{self.host}: never {what}: {status}")
             time.sleep(0.05)
+
+    def participating(self) -> set[str]:
+        return {i["name"] for i in self.status()["interfaces"] if i["participating"]}
+
+    def wait_participating(self, names: list[str]) -> None:
+        """Wait until the node uses every interface in ``names`` (a carrier and a
+        link-local address can take a moment after a link is set up)."""
+        self.wait_until(
+            lambda status: set(names)
+            <= {i["name"] for i in status["interfaces"] if i["participating"]},
+            f"participating on {names}",
+        )
 
     def close(self) -> None:
         if self.process.poll() is None:

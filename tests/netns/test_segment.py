@@ -18,9 +18,7 @@ def test_three_hosts_claim_granted_then_denied(network: Network) -> None:
         network.add_host(host)
     network.segment(hosts)
     # The draft's ports (RFC 4727 experiment values 1021/1022): root may bind them.
-    nodes = {host: network.start_node(host, {"interfaces": ["e0"], **FAST}) for host in hosts}
-    for node in nodes.values():
-        assert node.ready["interfaces"] == ["e0"]
+    nodes = network.start_nodes({host: {"interfaces": ["e0"], **FAST} for host in hosts})
 
     granted = nodes["a"].claim(DOMAIN, {"unique": "2a"})
     assert granted["result"] == "succeeded"

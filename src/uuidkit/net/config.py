@@ -127,8 +127,9 @@ class TransportConfig:
 
     def apply_timers(self, engine_config: EngineConfig) -> EngineConfig:
         """``engine_config`` with this configuration's timer overrides (UIAP §10)."""
-        if self.claim_period is not None:
-            engine_config = dataclasses.replace(engine_config, claim_period=self.claim_period)
-        if self.claim_timeout is not None:
-            engine_config = dataclasses.replace(engine_config, claim_timeout=self.claim_timeout)
-        return engine_config
+        period, timeout = self.claim_period, self.claim_timeout
+        return dataclasses.replace(
+            engine_config,
+            claim_period=engine_config.claim_period if period is None else period,
+            claim_timeout=engine_config.claim_timeout if timeout is None else timeout,
+        )
