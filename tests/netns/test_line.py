@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from netns_topology import Network, NodeProcess
+from netns_topology import DOMAIN, FAST, Network, NodeProcess
 
-DOMAIN = "0fff:0000:00e0:0000"
-FAST = {"claim_period": 0.05, "claim_timeout": 0.1}
 #: UIAP §2.4.1: a new claim sends three Claim-Attempt floods (the engine's default).
 FLOODS_PER_CLAIM = 3
 
@@ -28,7 +26,8 @@ def _line(network: Network) -> None:
 
 
 def _engine(node: NodeProcess) -> dict[str, Any]:
-    return node.status()["engine"]
+    engine: dict[str, Any] = node.status()["engine"]
+    return engine
 
 
 def _delta(before: dict[str, Any], after: dict[str, Any], key: str) -> int:

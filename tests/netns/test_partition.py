@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from netns_topology import Network, NodeProcess
+from netns_topology import DOMAIN, FAST, Network, NodeProcess
 
-DOMAIN = "0fff:0000:00e0:0000"
-FAST = {"claim_period": 0.05, "claim_timeout": 0.1}
 #: A new claim that stays in progress for 12 s: long enough that a reclaim sent right
 #: after it starts is certain to meet it in progress, on any load.
 SLOW = {"claim_period": 4.0, "claim_timeout": 0.0, "engine": {"flood_record_lifetime": 60.0}}

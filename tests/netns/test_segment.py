@@ -5,11 +5,7 @@ References: UIAP §2.3, §2.4.1, §2.4.5, §3.1, §4.2.2.1, §4.3.2.
 
 from __future__ import annotations
 
-from netns_topology import Network
-
-DOMAIN = "0fff:0000:00e0:0000"
-#: Fast timers: claims run in tens of milliseconds. Outcomes are asserted, not timings.
-FAST = {"claim_period": 0.05, "claim_timeout": 0.1}
+from netns_topology import DOMAIN, FAST, Network
 
 
 def test_three_hosts_claim_granted_then_denied(network: Network) -> None:
