@@ -28,10 +28,11 @@ def read_key_file(path: str) -> SiteKeys:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError as error:
         raise AuthError(f"key file {path}: {error.strerror}") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise AuthError(f"key file {path} is not a regular file")
     with os.fdopen(fd, "rb") as file:
-        info = os.fstat(file.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise AuthError(f"key file {path} is not a regular file")
         if info.st_uid not in (os.geteuid(), 0):
             raise AuthError(f"key file {path} belongs to uid {info.st_uid}, not to the daemon")
         if info.st_mode & 0o077:

@@ -48,6 +48,9 @@ __all__ = ["APIServer", "SocketError", "bind_api_socket"]
 
 _log = logging.getLogger("uuidkit.daemon")
 _PEERCRED = struct.Struct("3i")
+#: Connections the kernel queues before the daemon accepts them (the kernel caps it at
+#: net.core.somaxconn).
+_BACKLOG = 4096
 
 
 class SocketError(OSError):
@@ -71,7 +74,7 @@ def bind_api_socket(path: str) -> tuple[socket.socket, tuple[int, int]]:
         os.chmod(temporary, 0o660)
         os.rename(temporary, path)
         info = os.lstat(path)
-        sock.listen(min(socket.SOMAXCONN, 4096))
+        sock.listen(_BACKLOG)
     except OSError:
         sock.close()
         with contextlib.suppress(FileNotFoundError):
@@ -125,7 +128,7 @@ class APIServer:
 
     async def start(self) -> None:
         sock, self._identity = bind_api_socket(self._path)
-        self._server = await asyncio.start_unix_server(self._accept, sock=sock)
+        self._server = await asyncio.start_unix_server(self._accept, sock=sock, backlog=_BACKLOG)
 
     async def stop(self) -> None:
         """Stop accepting, close every client, remove the socket file we created."""
