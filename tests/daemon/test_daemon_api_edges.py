@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 from daemon_site import DOMAIN, WAIT_S, running
 
-from uuidkit.daemon import server as server_module
 from uuidkit.daemon.server import SocketError, bind_api_socket
 from uuidkit.uiap.api import MAX_LINE_OCTETS, APIError, ErrorCode
 from uuidkit.uiap.client import AsyncClient
@@ -195,7 +194,7 @@ def test_the_socket_is_never_wider_than_0660(
         )
         real_rename(source, target)
 
-    monkeypatch.setattr(server_module.os, "rename", spy)
+    monkeypatch.setattr(os, "rename", spy)
     os.umask(0o022)
     path = str(tmp_path / "api.sock")
     sock, _ = bind_api_socket(path)
