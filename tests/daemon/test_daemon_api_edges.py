@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import socket
 import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -252,9 +254,12 @@ except ValueError as error:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="switching to another uid needs root")
 def test_only_the_owner_or_root_releases(tmp_path: Path) -> None:
+    # uid 65534 must be able to reach the socket: pytest's own tmp directories are 0700.
+    root = Path(tempfile.mkdtemp(prefix="uuidkit-peercred-"))
+    os.chmod(root, 0o755)
+
     async def main() -> None:
-        os.chmod(tmp_path, 0o755)
-        async with running(tmp_path, ["a"]) as (_, hosts):
+        async with running(root, ["a"]) as (_, hosts):
             os.chmod(hosts["a"].directory, 0o755)
             os.chmod(hosts["a"].socket, 0o666)  # let uid 65534 connect, for this test only
             client = hosts["a"].client()
@@ -274,4 +279,7 @@ def test_only_the_owner_or_root_releases(tmp_path: Path) -> None:
             assert listed["owner_uid"] == 0
             await client.release(str(claim))  # root (the owner here) may
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    finally:
+        shutil.rmtree(root)
