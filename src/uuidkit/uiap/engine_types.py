@@ -103,7 +103,7 @@ class EngineConfig:
     drop_events: bool = True
     #: Flood records of other devices' Claim-Attempts kept at most, in records. When full,
     #: the record whose last copy is oldest is forgotten (counted in
-    #: ``EngineStats.evicted["flood"]``). This device's own floods are kept apart and
+    #: ``EngineStats.flood_records_evicted``). This device's own floods are kept apart and
     #: never evicted (§4.2.2.3 MUST remember them).
     max_flood_records: int = 8192
     #: Proxy records kept at most, in records; an X+R Claim-Attempt beyond is forwarded
@@ -215,8 +215,7 @@ class EngineStats:
     device_id_conflicts: int = 0
     #: Dropped datagrams by reason.
     dropped: Counter[DropReason] = field(default_factory=Counter)
-    #: Records forgotten before their time because a table was full, by table
-    #: (``"flood"``).
-    evicted: Counter[str] = field(default_factory=Counter)
+    #: Flood records forgotten before their time because the table was full.
+    flood_records_evicted: int = 0
     #: Network-caused events not queued because ``max_queued_events`` were waiting.
     events_dropped: int = 0

@@ -273,7 +273,7 @@ class Forwarder:
         # processed", with the sender of the first copy (§2.4.2 "Store message record").
         record = FloodRecord(message_id, interface, source, now, now)
         self._floods.add(record)
-        self.stats.evicted["flood"] = self._floods.evicted
+        self.stats.flood_records_evicted = self._floods.evicted
         self.stats.attempts_received += 1
         if self._must_deny(message):
             self._send_deny(message, received, record)
