@@ -5,11 +5,7 @@ References: UIAP §2.3, §2.4.1, §2.4.5, §3.1, §4.2.2.1, §4.3.2.
 
 from __future__ import annotations
 
-from netns_topology import Network
-
-DOMAIN = "0fff:0000:00e0:0000"
-#: Fast timers: claims run in tens of milliseconds. Outcomes are asserted, not timings.
-FAST = {"claim_period": 0.05, "claim_timeout": 0.1}
+from netns_topology import DOMAIN, FAST, Network
 
 
 def test_three_hosts_claim_granted_then_denied(network: Network) -> None:
@@ -18,9 +14,7 @@ def test_three_hosts_claim_granted_then_denied(network: Network) -> None:
         network.add_host(host)
     network.segment(hosts)
     # The draft's ports (RFC 4727 experiment values 1021/1022): root may bind them.
-    nodes = {host: network.start_node(host, {"interfaces": ["e0"], **FAST}) for host in hosts}
-    for node in nodes.values():
-        assert node.ready["interfaces"] == ["e0"]
+    nodes = network.start_nodes({host: {"interfaces": ["e0"], **FAST} for host in hosts})
 
     granted = nodes["a"].claim(DOMAIN, {"unique": "2a"})
     assert granted["result"] == "succeeded"

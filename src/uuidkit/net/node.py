@@ -144,10 +144,11 @@ class UIAPNode:
         for name in self.config.interfaces or ():
             if name not in known:
                 raise TransportError(f"no interface named {name!r}", "interfaces")
-        family, hops = self.config.family, self.config.ip_hop_limit
-        claim = open_udp_socket(family, self.config.port, hops)
+        config = self.config
+        family, hops, buffer = config.family, config.ip_hop_limit, config.receive_buffer_octets
+        claim = open_udp_socket(family, config.port, hops, buffer)
         try:
-            reply = open_udp_socket(family, self.config.reply_port, hops)
+            reply = open_udp_socket(family, config.reply_port, hops, buffer)
         except TransportError:
             claim.close()
             raise
@@ -263,6 +264,7 @@ class UIAPNode:
                 "delivered": stats.delivered,
                 "sent": stats.sent,
                 "receive_errors": stats.receive_errors,
+                "buffer_overflows": sum(stats.buffer_overflows.values()),
                 "dropped": {reason.value: n for reason, n in stats.dropped.items()},
                 "send_failed": {reason.value: n for reason, n in stats.send_failed.items()},
                 "received_by_interface": dict(stats.received_by_interface),
@@ -381,6 +383,8 @@ class UIAPNode:
 
     def _handle_arrival(self, channel: Channel, arrival: Arrival) -> None:
         self.stats.received += 1
+        if arrival.overflows is not None:
+            self.stats.buffer_overflows[channel] = arrival.overflows
         verdict = check_arrival(
             arrival,
             channel,
