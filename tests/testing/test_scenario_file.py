@@ -58,7 +58,7 @@ def test_a_scenario_file_round_trip(tmp_path: Path) -> None:
         (0, ClaimOutcome.GRANTED, None),
         (5, ClaimOutcome.GRANTED, None),
         # After the merge the reclaim of 2a meets device 5's prefix 2a and is denied.
-        (0, ClaimOutcome.DENIED, "reclaim-denied"),
+        (0, ClaimOutcome.DENIED, "denied"),
         # Device 2 forwarded that X+R reclaim and proxy-defends it: §5.1 proxies cannot
         # know it was denied ("at the expense of some false Claim-Deny messages").
         (2, ClaimOutcome.DENIED, "local-conflict"),

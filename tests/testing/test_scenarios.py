@@ -196,7 +196,7 @@ def test_after_a_merge_a_reclaim_is_denied_by_the_other_holder(reclaimer: int, k
     newcomer = sim.claim(2, DOMAIN, SPACE, at=20.0)
     report = sim.run(until=40.0)
     # 3 hops out, 3 back; the reclaimer gives the space up, the keeper keeps defending it.
-    assert result(reclaim) == (DENIED, "reclaim-denied", 10.006)
+    assert result(reclaim) == (DENIED, "denied", 10.006)
     assert newcomer.outcome is DENIED
     assert [bool(d.holds) for d in sim.devices] == [d == keeper for d in range(6)]
     assert report.wrongly_granted == 1  # only the grant made before the merge
@@ -223,7 +223,7 @@ def test_after_a_merge_simultaneous_reclaims_both_fail() -> None:
     a = sim.claim(0, DOMAIN, SPACE, at=10.0, reclaim=True)
     b = sim.claim(5, DOMAIN, SPACE, at=10.0, reclaim=True)
     sim.run(until=40.0)
-    assert result(a) == result(b) == (DENIED, "simultaneous-reclaim", 10.003)
+    assert result(a) == result(b) == (DENIED, "simultaneous-claim", 10.003)
     assert not any(d.holds for d in sim.devices)
 
 

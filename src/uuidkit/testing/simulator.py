@@ -41,7 +41,7 @@ from uuidkit.testing.network import DROP_LINK_DOWN, LinkConfig, Network
 from uuidkit.testing.report import ClaimOutcome, ClaimRecord, Report, build_report
 from uuidkit.testing.topologies import Topology
 from uuidkit.uiap.engine import MULTICAST
-from uuidkit.uiap.events import ClaimExpired, ClaimFailed, ClaimLost, ClaimSucceeded
+from uuidkit.uiap.events import ClaimExpired, ClaimFailed, ClaimSucceeded
 
 __all__ = ["DROP_DEVICE_DOWN", "Device", "Simulator"]
 
@@ -318,8 +318,7 @@ class Simulator:
     def _on_event(self, device: Device, event: object) -> None:
         if isinstance(event, ClaimSucceeded):
             self._on_granted(device, event.claim, event.expires)
-        elif isinstance(event, ClaimFailed | ClaimLost):
-            # ClaimLost: a held claim's reclaim (or proxy announcement) met a collision.
+        elif isinstance(event, ClaimFailed):
             self._on_failed(device, event.claim, event.reason.value)
         elif isinstance(event, ClaimExpired):
             device.holds.pop(event.claim, None)

@@ -342,12 +342,18 @@ class Engine(Forwarder):
         self._schedule_claim(own, own.expires)
 
     def _fail(self, own: OwnClaim, trigger: Trigger, reason: FailureReason) -> None:
-        """End a claim in progress; one that had succeeded is lost instead (§2.1.2)."""
+        """End a claim in progress with ``ClaimFailed``, the result of its run.
+
+        A claim that had succeeded (its reclaim failed) is lost too: ``ClaimLost``
+        follows, so a caller waiting for the reclaim's result gets it as for any claim,
+        and the collision is reported on its own (§2.1.2).
+        """
         if own.granted:
             lost = {
                 Trigger.DENY: LossReason.RECLAIM_DENIED,
                 Trigger.LOST_SIMULTANEOUS: LossReason.SIMULTANEOUS_RECLAIM,
             }
+            self._emit(ClaimFailed(own.handle, reason, own.domain, own.space))
             self._lose(own, lost[trigger])
             return
         own.fire(trigger)

@@ -147,9 +147,10 @@ class ClaimLost:
 
     UIAP does not watch held claims (§2.1.2): a collision shows only when this device
     reclaims (``RECLAIM_DENIED``, ``SIMULTANEOUS_RECLAIM``) or announces the claim for
-    proxy defense (``ANNOUNCEMENT_DENIED``). The claim ends here (no ``ClaimFailed``
-    follows); "recovery after collision is the responsibility of the application"
-    (§2.1.2), which should stop using the space and claim another.
+    proxy defense (``ANNOUNCEMENT_DENIED``). The claim ends here. When a reclaim was
+    running, its result comes first as usual (``ClaimFailed``), then this event; "recovery
+    after collision is the responsibility of the application" (§2.1.2), which should stop
+    using the space and claim another.
 
     References: UIAP §2.1.2, §4.2.2.2, §4.3.2, §4.4, §5.1.
     """
