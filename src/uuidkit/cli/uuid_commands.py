@@ -19,7 +19,6 @@ References: RFC 9562 §4 (forms), §4.1 (Table 1), §4.2 (Table 2), §5 (layouts
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -223,9 +222,9 @@ def describe(value: UUID) -> dict[str, Any]:
     if is_nil(value) or is_max(value):
         description["special"] = "Nil (RFC 9562 §5.9)" if value.int == 0 else "Max (RFC 9562 §5.10)"
     description["fields"] = {
-        field.name: getattr(record, field.name)
-        for field in dataclasses.fields(record)
-        if field.name not in ("variant", "version")
+        name: getattr(record, name)
+        for name in record.__match_args__
+        if name not in ("variant", "version")
     }
     unix_ns = timestamp_ns(value)
     if unix_ns is not None and number_version is not None:
