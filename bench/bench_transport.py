@@ -248,9 +248,7 @@ def _throughput(count: int) -> None:
         engine.receive_datagram(data, "e0", "fe80::1", 10.0)
     engine_rate = count / (time.process_time() - cpu)
 
-    print(
-        f"\nthroughput: {sent['sent']} distinct new Claim-Attempts, node holding {OWN_CLAIMS} claims"
-    )
+    print(f"\nthroughput: {sent['sent']} distinct new Claim-Attempts, {OWN_CLAIMS} own claims")
     print(f"  sender: {sent['sent'] / sent['seconds']:,.0f} datagrams/s")
     print(
         f"  node: {handled} handled, {transport['buffer_overflows']} lost to a full socket "
