@@ -21,7 +21,7 @@ import sys
 from typing import Any
 
 from uuidkit.net import Family, TransportConfig, UIAPNode
-from uuidkit.uiap import ClaimFailed, ClaimSucceeded, DomainID, EngineConfig, Event, UIDSpace
+from uuidkit.uiap import ClaimSucceeded, DomainID, EngineConfig, Event, UIDSpace
 
 
 class _TestMAC:
@@ -60,10 +60,17 @@ def _event_json(event: Event) -> dict[str, Any]:
     return fields
 
 
-def _result_json(result: ClaimSucceeded | ClaimFailed) -> dict[str, Any]:
+def _result_json(result: Event) -> dict[str, Any]:
+    claim = getattr(result, "claim", None)
     if isinstance(result, ClaimSucceeded):
-        return {"result": "succeeded", "claim": result.claim}
-    return {"result": "failed", "claim": result.claim, "reason": result.reason.value}
+        return {"result": "succeeded", "claim": claim}
+    reason = getattr(result, "reason", None)
+    return {
+        "result": "failed",
+        "event": type(result).__name__,
+        "claim": claim,
+        "reason": reason.value if reason is not None else None,
+    }
 
 
 def _emit(obj: dict[str, Any]) -> None:
