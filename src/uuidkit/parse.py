@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from typing import Final
 from uuid import UUID
 
+from uuidkit._accel import compiled
 from uuidkit._bits import check_field, describe_int
 from uuidkit._construct import (
     MAX_INT,
@@ -109,6 +110,11 @@ def parse(text: str, *, strict: bool = False) -> UUID:
     if isinstance(text, str) and type(text) is not str:
         return parse(str.__str__(text), strict=strict)  # a str subclass: read its characters
     raise _diagnose(text, strict)
+
+
+# The compiled twin (uuidkit._accel): the same fast path in C; it calls the function above
+# for everything else, so errors and their positions are identical.
+parse = compiled(parse)
 
 
 def _canonical_value(text: str) -> int | None:

@@ -103,7 +103,7 @@ class AuthError(UIAPError):
 class AuthDrop(enum.Enum):
     """Why an incoming datagram was refused before the engine saw it."""
 
-    #: Shorter than a trailer plus the smallest UIAP header.
+    #: Ends with the trailer marker but is shorter than a trailer.
     TRUNCATED = "auth-truncated"
     #: No trailer marker: an unauthenticated datagram.
     NO_TRAILER = "auth-missing"
@@ -297,10 +297,10 @@ class Authenticator:
         return data[:-TRAILER_OCTETS]
 
     def _check(self, data: bytes, source: str, destination: str, interface: str) -> AuthDrop | None:
-        if len(data) < TRAILER_OCTETS:
-            return AuthDrop.TRUNCATED
         if data[-2:] != _MARKER:
             return AuthDrop.NO_TRAILER
+        if len(data) < TRAILER_OCTETS:
+            return AuthDrop.TRUNCATED
         pseudo = self._pseudo_header(source, destination)
         if pseudo is None:
             return AuthDrop.BAD_ADDRESS
