@@ -315,9 +315,10 @@ class SharedV7Generator(_SharedGenerator):
     - **Monotonic**: strictly increasing per process; across processes as guarantee (4).
     - **Reseeding**: a new window starts its counter at a random 41-bit value; the 32-bit
       tail is fresh for every UUID.
-    - **Clock regression**: KEEP: the last millisecond is kept and counting goes on.
+    - **Clock regression**: KEEP: the last millisecond is kept and counting goes on while it
+      is at most ``max_future_ms`` ahead of the clock; beyond, a fresh window at the clock.
     - **Counter overflow**: ADVANCE: a used-up range reserves the next one; a used-up window
-      moves to the next window, ahead of the clock.
+      moves to the next window, ahead of the clock (at most ``max_future_ms``).
     - **Thread safety**: one :class:`threading.Lock` per value; ``fcntl.flock`` between
       processes around every reservation.
     - **Fork**: the child forgets the parent's range and lock descriptor and reserves anew.
@@ -416,7 +417,8 @@ class SharedV6Generator(_SharedGenerator):
     - **Monotonic**: timestamps strictly increase per process; across processes as (4).
     - **Reseeding**: a new window starts at a random 13-bit clock sequence; a node that
       differs from the stored one starts a new window with a random clock sequence.
-    - **Clock regression**: KEEP: counting goes on from the last tick.
+    - **Clock regression**: KEEP: counting goes on from the last tick while it is at most
+      ``max_future_ms`` ahead of the clock; beyond, a fresh window, clock sequence and node.
     - **Counter overflow**: ADVANCE: a tick past the window reserves again; after 2**14
       clock sequences a window is used up and the next one starts ahead of the clock.
     - **Thread safety**: one :class:`threading.Lock` per value; ``fcntl.flock`` between
@@ -525,9 +527,13 @@ class SharedV6Generator(_SharedGenerator):
 class SharedV1Generator(SharedV6Generator):
     """UUIDv1 from a shared state file: :class:`SharedV6Generator` with the v1 layout.
 
-    - **Monotonic**, **Reseeding**, **Clock regression**, **Counter overflow**, **Thread
-      safety**, **Fork**, **Persistence**: as :class:`SharedV6Generator`; v1 values do not
-      sort by time, but their timestamps increase the same way.
+    - **Monotonic**, **Reseeding**, **Thread safety**, **Fork**, **Persistence**: as
+      :class:`SharedV6Generator`; v1 values do not sort by time.
+    - **Counter overflow**: never ahead of the clock: within one 100 ns tick it stalls until
+      the clock moves (``max_wait_ms``, then :class:`~uuidkit.CounterOverflowError`;
+      RFC 4122 §4.2.1.2).
+    - **Clock regression**: the next clock sequence of the window, stamped at the clock
+      (RFC 4122 §4.2.1.1: "increment the clock sequence value").
 
     References: RFC 9562 §5.1; RFC 4122 §4.2.1, §4.2.2.
     """
