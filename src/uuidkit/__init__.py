@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
+from uuidkit.encodings import decode, encode
 from uuidkit.errors import (
     ClockRegressionError,
     CounterOverflowError,
@@ -128,6 +129,8 @@ __all__ = [
     "build_v7",
     "build_v8",
     "build_v8_name",
+    "decode",
+    "encode",
     "fields",
     "format_uuid",
     "from_bytes",

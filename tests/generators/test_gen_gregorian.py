@@ -36,7 +36,13 @@ def v1(
     config: GregorianConfig | None = None, clock: FakeClock | None = None
 ) -> tuple[V1Generator, FakeClock]:
     clock = clock or FakeClock()
-    generator = V1Generator(config, clock=clock, random_bytes=seeded_bytes(1), sleep_ns=clock.sleep)
+    generator = V1Generator(
+        config,
+        clock=clock,
+        random_bytes=seeded_bytes(1),
+        sleep_ns=clock.sleep,
+        monotonic_ns=clock.monotonic,
+    )
     return generator, clock
 
 
@@ -125,7 +131,11 @@ def test_v6_with_v1_behaviour() -> None:
     clock = FakeClock()
     config = dataclasses.replace(V6_DEFAULT, random_per_uuid=False)
     generator = V6Generator(
-        config, clock=clock, random_bytes=constant_bytes(0x11), sleep_ns=clock.sleep
+        config,
+        clock=clock,
+        random_bytes=constant_bytes(0x11),
+        sleep_ns=clock.sleep,
+        monotonic_ns=clock.monotonic,
     )
     a, b = generator(), generator()
     assert a.node == b.node == 0x111111111111 | MULTICAST_BIT

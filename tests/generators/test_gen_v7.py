@@ -34,7 +34,11 @@ def make(
 ) -> tuple[V7Generator, FakeClock]:
     clock = clock or FakeClock()
     generator = V7Generator(
-        config, clock=clock, random_bytes=constant_bytes(byte), sleep_ns=clock.sleep
+        config,
+        clock=clock,
+        random_bytes=constant_bytes(byte),
+        sleep_ns=clock.sleep,
+        monotonic_ns=clock.monotonic,
     )
     return generator, clock
 

@@ -12,7 +12,11 @@ from uuidkit.legacy import read_draft_v8
 
 def make(config: DraftV8Config, clock: FakeClock) -> DraftV8Generator:
     return DraftV8Generator(
-        config, clock=clock, random_bytes=constant_bytes(0), sleep_ns=clock.sleep
+        config,
+        clock=clock,
+        random_bytes=constant_bytes(0),
+        sleep_ns=clock.sleep,
+        monotonic_ns=clock.monotonic,
     )
 
 

@@ -11,6 +11,7 @@ from uuidkit.generators._policy import ClockRegression, CounterOverflow
 from uuidkit.generators.defaults import DEFAULT_V1, DEFAULT_V6, DEFAULT_V7, uuid1, uuid6, uuid7
 from uuidkit.generators.gregorian import GregorianConfig, V1Generator, V6Generator
 from uuidkit.generators.node import NodePolicy
+from uuidkit.generators.pg18 import PG18V7Generator, build_v7_pg18, uuid7_pg18
 from uuidkit.generators.shared import (
     SharedConfig,
     SharedV1Generator,
@@ -31,6 +32,7 @@ __all__ = [
     "DraftV8Generator",
     "GregorianConfig",
     "NodePolicy",
+    "PG18V7Generator",
     "SharedConfig",
     "SharedV1Generator",
     "SharedV6Generator",
@@ -41,7 +43,9 @@ __all__ = [
     "V7Config",
     "V7Counter",
     "V7Generator",
+    "build_v7_pg18",
     "uuid1",
     "uuid6",
     "uuid7",
+    "uuid7_pg18",
 ]

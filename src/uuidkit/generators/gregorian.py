@@ -17,7 +17,7 @@ from typing import Final
 from uuid import UUID
 
 from uuidkit import _system
-from uuidkit._bits import MASK_14, MASK_48, MASK_60
+from uuidkit._bits import CLOCK_SEQ_BITS, MASK_14, MASK_48, MASK_60, check_field
 from uuidkit._construct import from_int_unchecked
 from uuidkit.errors import ClockRegressionError, CounterOverflowError, GeneratorError, InvalidField
 from uuidkit.generators._policy import (
@@ -26,12 +26,15 @@ from uuidkit.generators._policy import (
     CounterOverflow,
     RandomBytes,
     Sleep,
+    check_callable,
+    check_choice,
     check_count,
+    check_int,
     register_for_fork,
     wait_for_clock,
     word_stream,
 )
-from uuidkit.generators.node import MULTICAST_BIT, NodePolicy, resolve_node
+from uuidkit.generators.node import MULTICAST_BIT, NODE_BITS, NodePolicy, random_node, resolve_node
 from uuidkit.layouts import v1_int, v6_int
 from uuidkit.timestamps import NS_PER_TICK, unix_ns_to_gregorian_ticks
 
@@ -70,10 +73,21 @@ class GregorianConfig:
                 f"clock_resolution_ns: expected a positive multiple of 100, found {resolution!r}",
                 "clock_resolution_ns",
             )
-        for name in ("regression_window_ms", "max_wait_ms"):
-            value = getattr(self, name)
-            if type(value) is not int or value < 0:
-                raise InvalidField(f"{name}: expected an int >= 0, found {value!r}", name)
+        if resolution > 1 << 40:
+            raise InvalidField(
+                f"clock_resolution_ns: expected at most 2**40, found {resolution!r}",
+                "clock_resolution_ns",
+            )
+        check_int("regression_window_ms", self.regression_window_ms, 0, 1 << 48)
+        check_int("max_wait_ms", self.max_wait_ms, 0, 1 << 32)
+        check_choice("node", self.node, NodePolicy)
+        check_choice("overflow", self.overflow, CounterOverflow)
+        check_choice("regression", self.regression, ClockRegression)
+        if type(self.random_per_uuid) is not bool:
+            raise InvalidField(
+                f"random_per_uuid: expected a bool, found {self.random_per_uuid!r}",
+                "random_per_uuid",
+            )
 
 
 #: UUIDv6 defaults: fresh clock_seq and node per UUID (RFC 9562 §5.6 SHOULD); never goes
@@ -92,6 +106,8 @@ class _GregorianGenerator:
         "_high_tick",
         "_last_tick",
         "_lock",
+        "_monotonic_ns",
+        "_node_is_random",
         "_random_bytes",
         "_sleep_ns",
         "_words",
@@ -111,13 +127,31 @@ class _GregorianGenerator:
         clock: Clock = _system.system_clock_ns,
         random_bytes: RandomBytes = _system.random_bytes,
         sleep_ns: Sleep = _system.sleep_ns,
+        monotonic_ns: Clock = _system.monotonic_ns,
     ) -> None:
         self.config = config if config is not None else self._default_config()
+        if not isinstance(self.config, GregorianConfig):
+            raise InvalidField(f"config: expected a GregorianConfig, found {config!r}", "config")
         self._check_config(self.config)
+        for name, function in (
+            ("clock", clock),
+            ("random_bytes", random_bytes),
+            ("sleep_ns", sleep_ns),
+            ("monotonic_ns", monotonic_ns),
+        ):
+            check_callable(name, function)
+        if node is not None:
+            check_field("node", node, NODE_BITS)
+        if clock_seq is not None:
+            check_field("clock_seq", clock_seq, CLOCK_SEQ_BITS)
         self._clock = clock
         self._random_bytes = random_bytes
         self._sleep_ns = sleep_ns
+        self._monotonic_ns = monotonic_ns
         self._lock = threading.Lock()
+        # A node this generator drew at random is replaced in a forked child (see
+        # reset_after_fork); a node the caller chose is kept.
+        self._node_is_random = node is None and self.config.node is NodePolicy.RANDOM
         #: 48-bit node in use (RFC 9562 §5.1).
         self.node = resolve_node(self.config.node, random_bytes) if node is None else node
         # RFC 9562 §5.1: "The clock sequence MUST be originally ... initialized to a random
@@ -182,19 +216,30 @@ class _GregorianGenerator:
         References: RFC 9562 §5.1 ("if the Node ID changes ..., setting the clock sequence to
         a random number minimizes the probability of a duplicate").
         """
+        check_field("node", node, NODE_BITS)
         with self._lock:
+            self._node_is_random = False
             if node != self.node:
                 self.node = node
                 self.clock_seq = self._random_clock_seq()
 
     def reset_after_fork(self) -> None:
-        """In a forked child: new lock, new clock sequence, so no timestamp repeats the parent's.
+        """In a forked child: new lock, new random node (if it was random), new clock sequence.
 
-        References: RFC 9562 §6.9 (reseed upon process forks).
+        A random node is drawn afresh, so sibling children of one parent differ in 47 random
+        node bits and cannot emit one another's values; a node the caller fixed is kept, and
+        only the clock sequence (14 bits) separates the child from its parent and siblings.
+
+        References: RFC 9562 §6.9 (reseed upon process forks), §6.10.
         """
         self._lock = threading.Lock()
         self._words = iter(())
-        self.clock_seq = (self.clock_seq + 1 + (self._random_clock_seq() % MASK_14)) & MASK_14
+        if self._node_is_random:
+            self.node = random_node(self._random_bytes)
+            self.clock_seq = self._random_clock_seq()
+        else:
+            # A different clock sequence from the parent's (+1 to +2**14-1).
+            self.clock_seq = (self.clock_seq + 1 + (self._random_clock_seq() % MASK_14)) & MASK_14
 
     def _next_int(self) -> int:
         tick = self._next_tick()
@@ -273,6 +318,7 @@ class _GregorianGenerator:
         now_ns = wait_for_clock(
             self._clock,
             self._sleep_ns,
+            self._monotonic_ns,
             self._clock_tick,
             self._last_tick,
             max_wait_ns,

@@ -19,6 +19,7 @@ from uuidkit.generators._policy import RandomBytes
 
 __all__ = [
     "MULTICAST_BIT",
+    "NODE_BITS",
     "NodePolicy",
     "mac_node",
     "random_node",
@@ -27,6 +28,8 @@ __all__ = [
     "system_identity",
 ]
 
+#: RFC 9562 §5.1: the node is 48 bits.
+NODE_BITS: Final = 48
 #: The unicast/multicast bit: the least significant bit of the first octet of the node.
 MULTICAST_BIT: Final = 1 << 40
 #: Files that hold a per-installation identifier on common systems.

@@ -45,11 +45,14 @@ from uuid import UUID
 from uuidkit import _system
 from uuidkit._bits import FRAME_HIGH_SHIFT, FRAME_MID_SHIFT, MASK_14, version_bits
 from uuidkit._construct import from_int_unchecked
-from uuidkit.errors import GeneratorError, InvalidField, StateFileError
+from uuidkit.errors import GeneratorError, InvalidField
 from uuidkit.generators._policy import (
     Clock,
     RandomBytes,
+    check_callable,
+    check_choice,
     check_count,
+    check_int,
     register_for_fork,
     word_stream,
 )
@@ -94,11 +97,9 @@ class SharedConfig:
             ("counter_block", 1, 1 << (V7_COUNTER_BITS - 2)),
             ("max_future_ms", self.window_ms, 1 << 40),
         ):
-            value = getattr(self, name)
-            if type(value) is not int or not low <= value <= high:
-                raise InvalidField(
-                    f"{name}: expected an int in [{low}, {high}], found {value!r}", name
-                )
+            check_int(name, getattr(self, name), low, high)
+        if type(self.durable) is not bool:
+            raise InvalidField(f"durable: expected a bool, found {self.durable!r}", "durable")
 
 
 class _SharedGenerator(abc.ABC):
@@ -115,6 +116,10 @@ class _SharedGenerator(abc.ABC):
         random_bytes: RandomBytes,
     ) -> None:
         self.config = config if config is not None else SharedConfig()
+        if not isinstance(self.config, SharedConfig):
+            raise InvalidField(f"config: expected a SharedConfig, found {config!r}", "config")
+        check_callable("clock", clock)
+        check_callable("random_bytes", random_bytes)
         self.file = StateFile(path, durable=self.config.durable)
         self._clock = clock
         self._random_bytes = random_bytes
@@ -187,7 +192,9 @@ class _SharedGenerator(abc.ABC):
                     stored = self._usable(self._read_current(), now_unit)
                     state = self._adopt(stored, at, now_ns)
                     self.file.write(state)
-            except (OSError, StateFileError) as error:
+            except OSError as error:
+                # An unsafe file or a lock held too long is a StateFileError and propagates:
+                # only a location the disk refuses falls back to memory.
                 warn_unavailable(self.file.path, f"unwritable: {error}")
                 state = self._adopt(None, at, now_ns)
                 self._in_memory = state
@@ -202,7 +209,7 @@ class _SharedGenerator(abc.ABC):
     def _read_current(self) -> StoredState | None:
         # A file deleted since start-up (``uuidkit state reset``) is a fresh start; the
         # start-up read already warned about a missing file.
-        return self.file.read() if self.file.path.exists() else None
+        return self.file.read() if self.file.exists() else None
 
     def _adopt(self, stored: StoredState | None, at: int, now_ns: int) -> StoredState:
         return self._next_state(stored, at, now_ns)
@@ -360,6 +367,7 @@ class SharedV6Generator(_SharedGenerator):
         clock: Clock = _system.system_clock_ns,
         random_bytes: RandomBytes = _system.random_bytes,
     ) -> None:
+        check_choice("node_policy", node_policy, NodePolicy)
         super().__init__(path, config, clock, random_bytes)
         self._node_policy = node_policy
         self._node = (

@@ -38,6 +38,9 @@ from uuidkit.generators._policy import (
     CounterOverflow,
     RandomBytes,
     Sleep,
+    check_callable,
+    check_choice,
+    check_int,
     register_for_fork,
     wait_for_clock,
     word_stream,
@@ -103,6 +106,9 @@ class V7Config:
     max_wait_ms: int = 100
 
     def __post_init__(self) -> None:
+        check_choice("counter", self.counter, V7Counter)
+        check_choice("overflow", self.overflow, CounterOverflow)
+        check_choice("regression", self.regression, ClockRegression)
         _check_range("fraction_bits", self.fraction_bits, 0, 12)
         if self.counter is V7Counter.DEDICATED:
             _check_range("counter_bits", self.counter_bits, 12, 42)
@@ -137,8 +143,7 @@ class V7Config:
 
 
 def _check_range(name: str, value: int, low: int, high: int) -> None:
-    if type(value) is not int or not low <= value <= high:
-        raise InvalidField(f"{name}: expected an int in [{low}, {high}], found {value!r}", name)
+    check_int(name, value, low, high)
 
 
 class V7Generator:
@@ -180,12 +185,24 @@ class V7Generator:
         clock: Clock = _system.system_clock_ns,
         random_bytes: RandomBytes = _system.random_bytes,
         sleep_ns: Sleep = _system.sleep_ns,
+        monotonic_ns: Clock = _system.monotonic_ns,
     ) -> None:
         self.config = config if config is not None else V7Config()
+        if not isinstance(self.config, V7Config):
+            raise InvalidField(f"config: expected a V7Config, found {config!r}", "config")
+        for name, function in (
+            ("clock", clock),
+            ("random_bytes", random_bytes),
+            ("sleep_ns", sleep_ns),
+            ("monotonic_ns", monotonic_ns),
+        ):
+            check_callable(name, function)
         self.next: Callable[[], UUID]
         self._generate: Callable[[int, bool], list[UUID] | list[int]]
         self._reset: Callable[[], None]
-        self.next, self._generate, self._reset = _build(self.config, clock, random_bytes, sleep_ns)
+        self.next, self._generate, self._reset = _build(
+            self.config, clock, random_bytes, sleep_ns, monotonic_ns
+        )
         register_for_fork(self)
 
     def __call__(self) -> UUID:
@@ -219,7 +236,7 @@ class V7Generator:
 
 
 def _build(
-    config: V7Config, clock: Clock, random_bytes: RandomBytes, sleep_ns: Sleep
+    config: V7Config, clock: Clock, random_bytes: RandomBytes, sleep_ns: Sleep, monotonic_ns: Clock
 ) -> tuple[Callable[[], UUID], Callable[[int, bool], list[UUID] | list[int]], Callable[[], None]]:
     """The generator's three closures sharing one state (see :class:`V7Generator`)."""
     fraction_bits = config.fraction_bits
@@ -317,7 +334,9 @@ def _build(
         if overflow is CounterOverflow.ADVANCE:
             start_tick(tick + 1, from_clock=False)
         elif overflow is CounterOverflow.WAIT:
-            now_ns = wait_for_clock(clock, sleep_ns, ticks_of, tick, max_wait_ns, tick_ns)
+            now_ns = wait_for_clock(
+                clock, sleep_ns, monotonic_ns, ticks_of, tick, max_wait_ns, tick_ns
+            )
             start_tick(ticks_of(now_ns))
         else:
             raise CounterOverflowError(

@@ -25,6 +25,9 @@ from uuidkit.generators._policy import (
     CounterOverflow,
     RandomBytes,
     Sleep,
+    check_callable,
+    check_choice,
+    check_int,
     register_for_fork,
     wait_for_clock,
 )
@@ -61,15 +64,16 @@ class DraftV8Config:
     max_wait_ms: int = 100
 
     def __post_init__(self) -> None:
-        if self.timestamp_bits not in _SEQ_BITS:
+        if type(self.timestamp_bits) is not int or self.timestamp_bits not in _SEQ_BITS:
             raise InvalidField(
                 f"timestamp_bits: expected 32, 48, 60 or 64, found {self.timestamp_bits!r}",
                 "timestamp_bits",
             )
-        for name in ("tick_ns", "regression_window_ms", "max_wait_ms"):
-            value = getattr(self, name)
-            if type(value) is not int or value < (1 if name == "tick_ns" else 0):
-                raise InvalidField(f"{name}: expected a non-negative int, found {value!r}", name)
+        check_int("tick_ns", self.tick_ns, 1, 1 << 64)
+        check_int("regression_window_ms", self.regression_window_ms, 0, 1 << 48)
+        check_int("max_wait_ms", self.max_wait_ms, 0, 1 << 32)
+        check_choice("overflow", self.overflow, CounterOverflow)
+        check_choice("regression", self.regression, ClockRegression)
 
 
 class DraftV8Generator:
@@ -100,11 +104,22 @@ class DraftV8Generator:
         clock: Clock = _system.system_clock_ns,
         random_bytes: RandomBytes = _system.random_bytes,
         sleep_ns: Sleep = _system.sleep_ns,
+        monotonic_ns: Clock = _system.monotonic_ns,
     ) -> None:
         self.config = config if config is not None else DraftV8Config()
+        if not isinstance(self.config, DraftV8Config):
+            raise InvalidField(f"config: expected a DraftV8Config, found {config!r}", "config")
+        for name, function in (
+            ("clock", clock),
+            ("random_bytes", random_bytes),
+            ("sleep_ns", sleep_ns),
+            ("monotonic_ns", monotonic_ns),
+        ):
+            check_callable(name, function)
         self._clock = clock
         self._random_bytes = random_bytes
         self._sleep_ns = sleep_ns
+        self._monotonic_ns = monotonic_ns
         self._lock = threading.Lock()
         self._tick = -1
         # Highest tick read from the clock: ADVANCE moves ``_tick`` ahead of it, and a clock
@@ -197,6 +212,7 @@ class DraftV8Generator:
         now_ns = wait_for_clock(
             self._clock,
             self._sleep_ns,
+            self._monotonic_ns,
             self._ticks_of,
             self._tick,
             max_wait_ns,
