@@ -202,3 +202,32 @@ def test_stop_abandons_claims_in_progress(tmp_path: Path) -> None:
             assert not Path(hosts["a"].socket).exists()
 
     asyncio.run(main())
+
+
+def test_a_reply_means_the_state_is_on_disk(tmp_path: Path) -> None:
+    """A granted claim is in state.json before the reply, a released one gone before its
+    reply: a crash right after either reply restarts with what the application was told."""
+
+    async def main() -> None:
+        async with running(tmp_path, ["a"]) as (_, hosts):
+            state = hosts["a"].directory / "state" / "state.json"
+            a = hosts["a"].client()
+            results = await asyncio.gather(
+                *(a.claim(DOMAIN, UIDSpace.unique(bytes([n])), 60) for n in range(1))
+            )
+            clients = [hosts["a"].client() for _ in range(10)]
+            results += await asyncio.gather(
+                *(
+                    c.claim(DOMAIN, UIDSpace.unique(bytes([9, n])), 60)
+                    for n, c in enumerate(clients)
+                )
+            )
+            saved = {claim["id"] for claim in json.loads(state.read_text())["claims"]}
+            assert saved == {result.claim for result in results}
+            await a.release(str(results[0].claim))
+            saved = {claim["id"] for claim in json.loads(state.read_text())["claims"]}
+            assert results[0].claim not in saved and len(saved) == 10
+            for client in (a, *clients):
+                await client.close()
+
+    asyncio.run(main())

@@ -143,6 +143,9 @@ class ClaimService:
         self._interfaces: tuple[str, ...] = ()
         self._poller: asyncio.TimerHandle | None = None
         self._stopping = False
+        self._dirty = False
+        self._after_write: list[Callable[[], None]] = []
+        self._writer: asyncio.Task[None] | None = None
         #: The site-key authenticator, if any (its counters appear in ``status``).
         self.authenticator: Any = None
 
@@ -158,7 +161,7 @@ class ClaimService:
                 self._restore(entry, now)
             except (KeyError, TypeError, ValueError) as error:
                 _log.error("state: skipping an unreadable claim %r: %s", entry, error)
-        self._save()
+        self._save_now()
 
     def _restore(self, entry: dict[str, Any], now: float) -> None:
         params = parse_claim_params(entry["params"])
@@ -191,7 +194,9 @@ class ClaimService:
                 self._forget(record)
             else:
                 self._resolve_error(record, "the daemon is stopping; the claim is kept")
-        self._save()
+        if self._writer is not None:
+            await asyncio.gather(self._writer, return_exceptions=True)
+        self._save_now()
         await self.node.stop()
 
     # ------------------------------------------------------------------ the API's requests
@@ -318,11 +323,12 @@ class ClaimService:
         record.expires = (
             None if event.expires is None else self.wall_clock() + (event.expires - loop.time())
         )
-        self._save()
         fields = self._fields(record) | {"expires": finite_or_none(record.expires), "how": how}
         if how == "restart":
             self.restored[record.id] = {"claim": record.id, "result": "granted"}
-        self._resolve(record, {"result": "granted", **fields, "reason": None})
+        # A grant is answered once it is on disk: a crash after the reply still reclaims it.
+        result = {"result": "granted", **fields, "reason": None}
+        self._save(then=lambda: self._resolve(record, result))
         self._broadcast("granted", fields)
         self._plan_renewal(record, event.expires)
 
@@ -395,7 +401,50 @@ class ClaimService:
         for callback in list(self._subscribers):
             callback(name, fields)
 
-    def _save(self) -> None:
+    def _save(self, then: Callable[[], None] | None = None) -> None:
+        """Write the state soon; ``then`` runs once a write that includes this change is
+        on disk. Changes made while a write runs share the next one (group commit), and
+        the write runs in a thread so the loop keeps serving."""
+        self._dirty = True
+        if then is not None:
+            self._after_write.append(then)
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.get_running_loop().create_task(self._write_loop())
+
+    async def persisted(self) -> None:
+        """Return once every change made so far is on disk."""
+        if self._writer is None or self._writer.done():
+            return
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def finished() -> None:
+            if not done.done():
+                done.set_result(None)
+
+        self._after_write.append(finished)
+        await done
+
+    async def _write_loop(self) -> None:
+        while self._dirty or self._after_write:
+            self._dirty = False
+            callbacks, self._after_write = self._after_write, []
+            snapshot = self._snapshot()
+            try:
+                await asyncio.to_thread(self.store.save, snapshot)
+            except OSError as error:
+                self.state_write_errors += 1
+                _log.error("cannot write the state directory: %s", error)
+            for callback in callbacks:
+                callback()
+
+    def _save_now(self) -> None:
+        try:
+            self.store.save(self._snapshot())
+        except OSError as error:
+            self.state_write_errors += 1
+            _log.error("cannot write the state directory: %s", error)
+
+    def _snapshot(self) -> dict[str, Any]:
         claims = [
             {
                 "id": r.id,
@@ -407,11 +456,7 @@ class ClaimService:
             for r in self.claims.values()
             if r.persistent
         ]
-        try:
-            self.store.save({"device_id": f"{self.node.device_id:016x}", "claims": claims})
-        except OSError as error:
-            self.state_write_errors += 1
-            _log.error("cannot write the state directory: %s", error)
+        return {"device_id": f"{self.node.device_id:016x}", "claims": claims}
 
     def _poll_interfaces(self) -> None:
         """Report interfaces the node starts or stops using (checked every second)."""
