@@ -13,6 +13,7 @@ import pytest
 from daemon_site import DOMAIN, WAIT_S, next_event, running
 
 from uuidkit.uiap.api import APIError, ErrorCode
+from uuidkit.uiap.events import ClaimLost, LossReason
 from uuidkit.uiap.space import UIDSpace
 
 X = UIDSpace.unique(b"\x2a")
@@ -200,5 +201,90 @@ def test_stop_abandons_claims_in_progress(tmp_path: Path) -> None:
             assert caught.value.code is ErrorCode.STOPPING
             assert "abandoned" in str(caught.value)
             assert not Path(hosts["a"].socket).exists()
+
+    asyncio.run(main())
+
+
+def test_a_reply_means_the_state_is_on_disk(tmp_path: Path) -> None:
+    """A granted claim is in state.json before the reply, a released one gone before its
+    reply: a crash right after either reply restarts with what the application was told."""
+
+    async def main() -> None:
+        async with running(tmp_path, ["a"]) as (_, hosts):
+            state = hosts["a"].directory / "state" / "state.json"
+            a = hosts["a"].client()
+            results = await asyncio.gather(
+                *(a.claim(DOMAIN, UIDSpace.unique(bytes([n])), 60) for n in range(1))
+            )
+            clients = [hosts["a"].client() for _ in range(10)]
+            results += await asyncio.gather(
+                *(
+                    c.claim(DOMAIN, UIDSpace.unique(bytes([9, n])), 60)
+                    for n, c in enumerate(clients)
+                )
+            )
+            saved = {claim["id"] for claim in json.loads(state.read_text())["claims"]}
+            assert saved == {result.claim for result in results}
+            await a.release(str(results[0].claim))
+            saved = {claim["id"] for claim in json.loads(state.read_text())["claims"]}
+            assert results[0].claim not in saved and len(saved) == 10
+            for client in (a, *clients):
+                await client.close()
+
+    asyncio.run(main())
+
+
+def test_interface_down_and_up_are_events(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running(tmp_path, ["a"]) as (site, hosts):
+            events = hosts["a"].client().watch()
+            first = asyncio.create_task(
+                next_event(events, lambda e: e.name.startswith("interface"), "down")
+            )
+            daemon = hosts["a"].daemon
+            assert daemon is not None and daemon.service is not None
+            service = daemon.service
+            while not service._subscribers:  # the watch request has arrived
+                await asyncio.sleep(0.01)
+            site.nodes[0].link_up = False
+            down = await first
+            site.nodes[0].link_up = True
+            up = await next_event(events, lambda e: e.name.startswith("interface"), "up")
+            assert (down.name, down.fields, up.name) == (
+                "interface-down",
+                {"interface": "site0"},
+                "interface-up",
+            )
+            await events.aclose()
+
+    asyncio.run(main())
+
+
+def test_a_lost_announcement_is_a_collision(tmp_path: Path) -> None:
+    """The engine's ClaimLost (a denied proxy-defense announcement, UIAP §5.1) ends the
+    claim and reaches the application as a collision."""
+
+    async def main() -> None:
+        async with running(tmp_path, ["a"]) as (_, hosts):
+            a = hosts["a"].client()
+            events = a.watch()
+            result = await a.claim(DOMAIN, X, 60)
+            collision = asyncio.create_task(
+                next_event(events, lambda e: e.name == "collision", "collision")
+            )
+            daemon = hosts["a"].daemon
+            assert daemon is not None and daemon.service is not None
+            service = daemon.service
+            while not service._subscribers:  # the watch request has arrived
+                await asyncio.sleep(0.01)
+            record = service.claims[str(result.claim)]
+            assert record.handle is not None
+            lost = ClaimLost(record.handle, LossReason.ANNOUNCEMENT_DENIED, record.params.domain, X)
+            service._on_event(lost)
+            event = await collision
+            assert event.fields["claim"] == result.claim
+            assert event.fields["reason"] == "announcement-denied"
+            assert await a.list_claims() == []
+            await events.aclose()
 
     asyncio.run(main())

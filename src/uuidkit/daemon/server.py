@@ -260,7 +260,9 @@ class APIServer:
             claim = params.get("claim")
             if not isinstance(claim, str):
                 raise APIError(ErrorCode.BAD_PARAMS, "expected 'claim', a claim ID", "claim")
-            return self.service.release(claim, client.uid)
+            released = self.service.release(claim, client.uid)
+            await self.service.persisted()
+            return released
         _no_params(params)
         if method == "list":
             return {"claims": self.service.list_claims()}

@@ -39,6 +39,7 @@ from uuidkit.uiap.engine_types import LIFETIME_INFINITE, EngineConfig
 from uuidkit.uiap.events import (
     ClaimExpired,
     ClaimFailed,
+    ClaimLost,
     ClaimSucceeded,
     DeviceIDConflictSuspected,
     Event,
@@ -134,7 +135,9 @@ class ClaimService:
         self.wall_clock = wall_clock
         self.claims: dict[str, ClaimRecord] = {}
         self._by_handle: dict[int, ClaimRecord] = {}
+        #: Events the node delivered for a handle not yet known (inside ``node.claim``).
         self._early: dict[int, Event] = {}
+        self._in_claim = False
         self._subscribers: set[Callable[[str, dict[str, Any]], None]] = set()
         #: Claim ID -> outcome of its reclaim after the last start ("pending" until known).
         self.restored: dict[str, dict[str, Any]] = {}
@@ -143,6 +146,9 @@ class ClaimService:
         self._interfaces: tuple[str, ...] = ()
         self._poller: asyncio.TimerHandle | None = None
         self._stopping = False
+        self._dirty = False
+        self._after_write: list[Callable[[], None]] = []
+        self._writer: asyncio.Task[None] | None = None
         #: The site-key authenticator, if any (its counters appear in ``status``).
         self.authenticator: Any = None
 
@@ -158,7 +164,7 @@ class ClaimService:
                 self._restore(entry, now)
             except (KeyError, TypeError, ValueError) as error:
                 _log.error("state: skipping an unreadable claim %r: %s", entry, error)
-        self._save()
+        self._save_now()
 
     def _restore(self, entry: dict[str, Any], now: float) -> None:
         params = parse_claim_params(entry["params"])
@@ -191,7 +197,9 @@ class ClaimService:
                 self._forget(record)
             else:
                 self._resolve_error(record, "the daemon is stopping; the claim is kept")
-        self._save()
+        if self._writer is not None:
+            await asyncio.gather(self._writer, return_exceptions=True)
+        self._save_now()
         await self.node.stop()
 
     # ------------------------------------------------------------------ the API's requests
@@ -234,9 +242,20 @@ class ClaimService:
         """Start a claim run on the node; returns the record it joined if the node
         continues a claim this daemon already holds (a reclaim of a held space)."""
         self._early.clear()
-        handle = self.node.claim(
-            record.params.domain, record.params.space, lifetime, reclaim=reclaim, proxy=self.proxy
-        )
+        self._in_claim = True
+        try:
+            handle = self.node.claim(
+                record.params.domain,
+                record.params.space,
+                lifetime,
+                reclaim=reclaim,
+                proxy=self.proxy,
+            )
+        except ValueError as error:
+            # The domain's rules refuse the space (UIAP §3.2.2), or a bad lifetime.
+            raise APIError(ErrorCode.BAD_PARAMS, f"the engine refused the claim: {error}") from None
+        finally:
+            self._in_claim = False
         joined = self._by_handle.get(handle)
         if joined is not None and joined is not record:
             joined.state = "renewing"
@@ -289,12 +308,15 @@ class ClaimService:
     # ------------------------------------------------------------------ node events
 
     def _on_event(self, event: Event) -> None:
-        if isinstance(event, ClaimSucceeded | ClaimFailed | ClaimExpired):
+        if isinstance(event, ClaimSucceeded | ClaimFailed | ClaimExpired | ClaimLost):
             record = self._by_handle.get(event.claim)
             if record is None:
-                self._early[event.claim] = event
+                if self._in_claim:  # delivered inside node.claim(), before its handle
+                    self._early[event.claim] = event
                 return
-            if isinstance(event, ClaimSucceeded):
+            if isinstance(event, ClaimLost):
+                self._lost(record, event)
+            elif isinstance(event, ClaimSucceeded):
                 self._succeeded(record, event)
             elif isinstance(event, ClaimFailed):
                 self._failed(record, event)
@@ -318,11 +340,12 @@ class ClaimService:
         record.expires = (
             None if event.expires is None else self.wall_clock() + (event.expires - loop.time())
         )
-        self._save()
         fields = self._fields(record) | {"expires": finite_or_none(record.expires), "how": how}
         if how == "restart":
             self.restored[record.id] = {"claim": record.id, "result": "granted"}
-        self._resolve(record, {"result": "granted", **fields, "reason": None})
+        # A grant is answered once it is on disk: a crash after the reply still reclaims it.
+        result = {"result": "granted", **fields, "reason": None}
+        self._save(then=lambda: self._resolve(record, result))
         self._broadcast("granted", fields)
         self._plan_renewal(record, event.expires)
 
@@ -341,6 +364,16 @@ class ClaimService:
             self.restored[record.id] = {**fields, "result": "collision"}
         _log.warning("collision on %s of claim %s: %s", how, record.id, event.reason.value)
         self._broadcast("collision", fields | {"how": how})
+        self._save()
+
+    def _lost(self, record: ClaimRecord, event: ClaimLost) -> None:
+        """A held claim ended without a reclaim of ours running: its proxy-defense
+        announcement was denied (UIAP §5.1), another device defends the space."""
+        self._forget(record)
+        self._resolve_error(record, "the claim was lost to another device")
+        fields = self._fields(record) | {"reason": event.reason.value, "how": "announcement"}
+        _log.warning("collision on claim %s: %s", record.id, event.reason.value)
+        self._broadcast("collision", fields)
         self._save()
 
     def _fields(self, record: ClaimRecord) -> dict[str, Any]:
@@ -395,7 +428,50 @@ class ClaimService:
         for callback in list(self._subscribers):
             callback(name, fields)
 
-    def _save(self) -> None:
+    def _save(self, then: Callable[[], None] | None = None) -> None:
+        """Write the state soon; ``then`` runs once a write that includes this change is
+        on disk. Changes made while a write runs share the next one (group commit), and
+        the write runs in a thread so the loop keeps serving."""
+        self._dirty = True
+        if then is not None:
+            self._after_write.append(then)
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.get_running_loop().create_task(self._write_loop())
+
+    async def persisted(self) -> None:
+        """Return once every change made so far is on disk."""
+        if self._writer is None or self._writer.done():
+            return
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def finished() -> None:
+            if not done.done():
+                done.set_result(None)
+
+        self._after_write.append(finished)
+        await done
+
+    async def _write_loop(self) -> None:
+        while self._dirty or self._after_write:
+            self._dirty = False
+            callbacks, self._after_write = self._after_write, []
+            snapshot = self._snapshot()
+            try:
+                await asyncio.to_thread(self.store.save, snapshot)
+            except OSError as error:
+                self.state_write_errors += 1
+                _log.error("cannot write the state directory: %s", error)
+            for callback in callbacks:
+                callback()
+
+    def _save_now(self) -> None:
+        try:
+            self.store.save(self._snapshot())
+        except OSError as error:
+            self.state_write_errors += 1
+            _log.error("cannot write the state directory: %s", error)
+
+    def _snapshot(self) -> dict[str, Any]:
         claims = [
             {
                 "id": r.id,
@@ -407,11 +483,7 @@ class ClaimService:
             for r in self.claims.values()
             if r.persistent
         ]
-        try:
-            self.store.save({"device_id": f"{self.node.device_id:016x}", "claims": claims})
-        except OSError as error:
-            self.state_write_errors += 1
-            _log.error("cannot write the state directory: %s", error)
+        return {"device_id": f"{self.node.device_id:016x}", "claims": claims}
 
     def _poll_interfaces(self) -> None:
         """Report interfaces the node starts or stops using (checked every second)."""
