@@ -19,6 +19,7 @@ References: RFC 9562 §4.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable
 from typing import Any, Final, TypeVar
@@ -36,7 +37,7 @@ def _load() -> tuple[Any, bool]:
     if PURE_REQUESTED:
         return None, False
     try:
-        from uuidkit import _speedups  # type: ignore[attr-defined]
+        _speedups: Any = importlib.import_module("uuidkit._speedups")
     except ImportError:
         return None, False
     return _speedups, bool(_speedups.bind(UUID, SafeUUID.unknown))

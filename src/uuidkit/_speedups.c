@@ -430,11 +430,40 @@ static PyObject *speedups_uuid8(PyObject *module, PyObject *const *args, Py_ssiz
 /* --- uuid3, uuid5 ---------------------------------------------------------------------- */
 
 static PyObject *md5_function, *sha1_function, *kwnames_usedforsecurity;
+static int hashes_loaded;
 
-static PyObject *name_based(enum uk_fallback which, PyObject *hash_function, unsigned version,
+/* hashlib.md5 and hashlib.sha1, imported on the first name-based call (loading OpenSSL is a
+   large part of an import). A Python without them (FIPS builds) leaves both NULL, and the
+   Python twins decide what happens. */
+static int load_hashes(void)
+{
+    if (hashes_loaded) {
+        return 0;
+    }
+    PyObject *hashlib = PyImport_ImportModule("hashlib");
+    if (hashlib == NULL) {
+        return -1;
+    }
+    md5_function = PyObject_GetAttrString(hashlib, "md5");
+    sha1_function = md5_function ? PyObject_GetAttrString(hashlib, "sha1") : NULL;
+    Py_DECREF(hashlib);
+    if (md5_function == NULL || sha1_function == NULL) {
+        Py_CLEAR(md5_function);
+        Py_CLEAR(sha1_function);
+        PyErr_Clear();
+    }
+    hashes_loaded = 1;
+    return 0;
+}
+
+static PyObject *name_based(enum uk_fallback which, PyObject **hash_slot, unsigned version,
                             PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     uk_u128 namespace_value;
+    if (load_hashes() < 0) {
+        return NULL;
+    }
+    PyObject *hash_function = *hash_slot;
     if (kwnames != NULL || nargs != 2 || hash_function == NULL ||
         !uk_read_exact(args[0], &namespace_value)) {
         return uk_delegate(which, args, nargs, kwnames);
@@ -488,14 +517,14 @@ static PyObject *speedups_uuid3(PyObject *module, PyObject *const *args, Py_ssiz
                                 PyObject *kwnames)
 {
     (void)module;
-    return name_based(UK_FB_UUID3, md5_function, 3, args, nargs, kwnames);
+    return name_based(UK_FB_UUID3, &md5_function, 3, args, nargs, kwnames);
 }
 
 static PyObject *speedups_uuid5(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                                 PyObject *kwnames)
 {
     (void)module;
-    return name_based(UK_FB_UUID5, sha1_function, 5, args, nargs, kwnames);
+    return name_based(UK_FB_UUID5, &sha1_function, 5, args, nargs, kwnames);
 }
 
 /* --- module ---------------------------------------------------------------------------- */
@@ -538,25 +567,6 @@ static int add_methods(PyObject *module, PyMethodDef *methods)
     return PyModule_AddFunctions(module, methods);
 }
 
-static int load_hashes(void)
-{
-    PyObject *hashlib = PyImport_ImportModule("hashlib");
-    if (hashlib == NULL) {
-        return -1;
-    }
-    md5_function = PyObject_GetAttrString(hashlib, "md5");
-    sha1_function = md5_function ? PyObject_GetAttrString(hashlib, "sha1") : NULL;
-    Py_DECREF(hashlib);
-    if (md5_function == NULL || sha1_function == NULL) {
-        /* A Python without MD5/SHA-1 (FIPS builds): the Python twins decide what happens. */
-        Py_CLEAR(md5_function);
-        Py_CLEAR(sha1_function);
-        PyErr_Clear();
-    }
-    kwnames_usedforsecurity = Py_BuildValue("(s)", "usedforsecurity");
-    return kwnames_usedforsecurity == NULL ? -1 : 0;
-}
-
 PyMODINIT_FUNC PyInit__speedups(void)
 {
     static int atfork_registered;
@@ -569,7 +579,8 @@ PyMODINIT_FUNC PyInit__speedups(void)
     }
     if (kwnames_int == NULL) {
         kwnames_int = Py_BuildValue("(s)", "int");
-        if (kwnames_int == NULL || load_hashes() < 0) {
+        kwnames_usedforsecurity = Py_BuildValue("(s)", "usedforsecurity");
+        if (kwnames_int == NULL || kwnames_usedforsecurity == NULL) {
             return NULL;
         }
     }

@@ -1,6 +1,6 @@
 /* uuidkit._speedups: the array loops behind uuidkit.bulk.
  *
- * Values travel as packed 16-byte big-endian records (a bytes object or any buffer), the
+ * Values travel as packed 16-byte big-endian records (a bytearray, or any buffer on input), the
  * layout of a numpy 'V16'/'S16' array and of pyarrow's arrow.uuid storage. Functions that
  * read untrusted elements return the index of the first bad one instead of raising, so
  * uuidkit.bulk can let the Python twin word the error for that element.
@@ -14,7 +14,7 @@
 int uk_read_text(PyObject *text, int strict, uk_u128 *value);
 void uk_write_canonical(unsigned char *out, uk_u128 value, const char *digits);
 
-/* random_records(version, n) -> bytes: n random records stamped with version (4 or 8). */
+/* random_records(version, n) -> bytearray: n random records stamped with version (4 or 8). */
 static PyObject *bulk_random_records(PyObject *module, PyObject *args)
 {
     int version;
@@ -27,11 +27,11 @@ static PyObject *bulk_random_records(PyObject *module, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "random_records: bad version or count");
         return NULL;
     }
-    PyObject *result = PyBytes_FromStringAndSize(NULL, count * 16);
+    PyObject *result = PyByteArray_FromStringAndSize(NULL, count * 16);
     if (result == NULL) {
         return NULL;
     }
-    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
+    unsigned char *out = (unsigned char *)PyByteArray_AS_STRING(result);
     if (uk_random(out, (size_t)count * 16) < 0) {
         Py_DECREF(result);
         return NULL;
@@ -109,12 +109,12 @@ static PyObject *records_of(PyObject *sequence, int ints)
         return NULL;
     }
     Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
-    PyObject *result = PyBytes_FromStringAndSize(NULL, count * 16);
+    PyObject *result = PyByteArray_FromStringAndSize(NULL, count * 16);
     if (result == NULL) {
         Py_DECREF(fast);
         return NULL;
     }
-    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
+    unsigned char *out = (unsigned char *)PyByteArray_AS_STRING(result);
     PyObject **items = PySequence_Fast_ITEMS(fast);
     for (Py_ssize_t i = 0; i < count; i++) {
         uk_u128 value;
@@ -129,14 +129,14 @@ static PyObject *records_of(PyObject *sequence, int ints)
     return result;
 }
 
-/* records_of_uuids(list) -> bytes | int (index of the first element that is not a UUID) */
+/* records_of_uuids(list) -> bytearray | int (index of the first element that is not a UUID) */
 static PyObject *bulk_records_of_uuids(PyObject *module, PyObject *sequence)
 {
     (void)module;
     return records_of(sequence, 0);
 }
 
-/* records_of_ints(list) -> bytes | int (index of the first int outside 0..2**128-1) */
+/* records_of_ints(list) -> bytearray | int (index of the first int outside 0..2**128-1) */
 static PyObject *bulk_records_of_ints(PyObject *module, PyObject *sequence)
 {
     (void)module;
@@ -173,7 +173,7 @@ static PyObject *bulk_uuids_from_ints(PyObject *module, PyObject *sequence)
     return result;
 }
 
-/* format_records(buffer, width) -> list[str] (width 0) or bytes of 36-character cells,
+/* format_records(buffer, width) -> list[str] (width 0) or bytearray of 36-character cells,
    each character width bytes (1: ASCII, 4: UCS-4 as numpy's '<U36'). */
 static PyObject *bulk_format_records(PyObject *module, PyObject *args)
 {
@@ -211,9 +211,9 @@ static PyObject *bulk_format_records(PyObject *module, PyObject *args)
         result = PyErr_NoMemory();
     }
     else {
-        result = PyBytes_FromStringAndSize(NULL, count * 36 * width);
+        result = PyByteArray_FromStringAndSize(NULL, count * 36 * width);
         if (result != NULL) {
-            unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
+            unsigned char *out = (unsigned char *)PyByteArray_AS_STRING(result);
             unsigned char cell[36];
             for (Py_ssize_t i = 0; i < count; i++) {
                 unsigned char *target = width == 1 ? out + 36 * i : cell;
@@ -231,7 +231,7 @@ static PyObject *bulk_format_records(PyObject *module, PyObject *args)
     return result;
 }
 
-/* parse_texts(list[str], strict) -> bytes | int (index of the first element not accepted
+/* parse_texts(list[str], strict) -> bytearray | int (index of the first element not accepted
    by the fast path; the caller asks the Python twin to explain it). */
 static PyObject *bulk_parse_texts(PyObject *module, PyObject *args)
 {
@@ -247,12 +247,12 @@ static PyObject *bulk_parse_texts(PyObject *module, PyObject *args)
     }
     Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
     PyObject **items = PySequence_Fast_ITEMS(fast);
-    PyObject *result = PyBytes_FromStringAndSize(NULL, count * 16);
+    PyObject *result = PyByteArray_FromStringAndSize(NULL, count * 16);
     if (result == NULL) {
         Py_DECREF(fast);
         return NULL;
     }
-    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
+    unsigned char *out = (unsigned char *)PyByteArray_AS_STRING(result);
     for (Py_ssize_t i = 0; i < count; i++) {
         uk_u128 value;
         if (!uk_read_text(items[i], strict, &value)) {
@@ -268,18 +268,18 @@ static PyObject *bulk_parse_texts(PyObject *module, PyObject *args)
 
 PyMethodDef uk_bulk_methods[] = {
     {"random_records", bulk_random_records, METH_VARARGS,
-     "random_records(version, n) -> bytes: n random 16-byte records stamped with version."},
+     "random_records(version, n) -> bytearray: n random 16-byte records stamped with version."},
     {"uuids_from_records", bulk_uuids_from_records, METH_O,
      "uuids_from_records(buffer) -> list[UUID] (not tracked by the cyclic GC)."},
     {"records_of_uuids", bulk_records_of_uuids, METH_O,
-     "records_of_uuids(seq) -> bytes, or the int index of the first non-UUID element."},
+     "records_of_uuids(seq) -> bytearray, or the int index of the first non-UUID element."},
     {"records_of_ints", bulk_records_of_ints, METH_O,
-     "records_of_ints(seq) -> bytes, or the int index of the first bad element."},
+     "records_of_ints(seq) -> bytearray, or the int index of the first bad element."},
     {"uuids_from_ints", bulk_uuids_from_ints, METH_O,
      "uuids_from_ints(list[int]) -> list[UUID] (not tracked by the cyclic GC)."},
     {"format_records", bulk_format_records, METH_VARARGS,
      "format_records(buffer, width) -> list[str] (width 0) or packed 36-character cells."},
     {"parse_texts", bulk_parse_texts, METH_VARARGS,
-     "parse_texts(seq, strict) -> bytes, or the int index of the first bad element."},
+     "parse_texts(seq, strict) -> bytearray, or the int index of the first bad element."},
     {NULL, NULL, 0, NULL},
 };
