@@ -17,6 +17,7 @@ from uuidkit.errors import (
     GeneratorError,
     InvalidField,
     InvalidUUID,
+    NodeUnavailableError,
     StateFileError,
     UUIDKitError,
 )
@@ -106,6 +107,7 @@ __all__ = [
     "InvalidUUID",
     "MaxFields",
     "NilFields",
+    "NodeUnavailableError",
     "OpaqueFields",
     "StateFileError",
     "UUIDFields",

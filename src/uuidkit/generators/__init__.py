@@ -11,6 +11,19 @@ from uuidkit.generators._policy import ClockRegression, CounterOverflow
 from uuidkit.generators.defaults import DEFAULT_V1, DEFAULT_V6, DEFAULT_V7, uuid1, uuid6, uuid7
 from uuidkit.generators.gregorian import GregorianConfig, V1Generator, V6Generator
 from uuidkit.generators.node import NodePolicy
+from uuidkit.generators.nodebound import (
+    NodeBoundV1Generator,
+    NodeBoundV6Generator,
+    NodeBoundV7Generator,
+    NodeBoundV8Generator,
+)
+from uuidkit.generators.nodesource import (
+    ManualNodeSource,
+    NodeEvent,
+    NodeEventKind,
+    NodeLease,
+    NodeSource,
+)
 from uuidkit.generators.shared import (
     SharedConfig,
     SharedV1Generator,
@@ -30,7 +43,16 @@ __all__ = [
     "DraftV8Config",
     "DraftV8Generator",
     "GregorianConfig",
+    "ManualNodeSource",
+    "NodeBoundV1Generator",
+    "NodeBoundV6Generator",
+    "NodeBoundV7Generator",
+    "NodeBoundV8Generator",
+    "NodeEvent",
+    "NodeEventKind",
+    "NodeLease",
     "NodePolicy",
+    "NodeSource",
     "SharedConfig",
     "SharedV1Generator",
     "SharedV6Generator",
