@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
+from uuidkit.encodings import decode, encode
 from uuidkit.errors import (
     ClockRegressionError,
     CounterOverflowError,
@@ -130,6 +131,8 @@ __all__ = [
     "build_v7",
     "build_v8",
     "build_v8_name",
+    "decode",
+    "encode",
     "fields",
     "format_uuid",
     "from_bytes",

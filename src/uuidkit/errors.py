@@ -19,6 +19,9 @@
             ├── SpaceError           invalid UID / UID space, or incomparable spaces
             ├── EngineError          misuse of the UIAP engine API (a bad handle,
             │                        lifetime, device ID or configuration)
+            ├── TransportError       a UIAP network transport that cannot be set up (an
+            │                        interface that does not exist, a bad configuration,
+            │                        an unusable device-ID state file) (``.field``)
             └── SimulationError      a simulator topology, scenario or run that cannot
                                      proceed (``.field``)
 
@@ -42,6 +45,7 @@ __all__ = [
     "SimulationError",
     "SpaceError",
     "StateFileError",
+    "TransportError",
     "UIAPError",
     "UUIDKitError",
     "UnsupportedVersion",
@@ -142,6 +146,19 @@ class SimulationError(UIAPError):
     """A network simulator topology, scenario file or run that cannot proceed.
 
     ``field`` names the scenario field, topology parameter or link at fault.
+    """
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class TransportError(UIAPError):
+    """A UIAP network transport that cannot be set up as configured.
+
+    ``field`` names the configuration field or setting at fault (``"interfaces"``,
+    ``"port"``, ``"state_directory"``...), or is ``None``. Datagrams from the network
+    never raise it: they are counted and dropped.
     """
 
     def __init__(self, message: str, field: str | None = None) -> None:

@@ -4,7 +4,10 @@
 or, with ``--json``, the file's fields; an unusable file is an error naming why (missing,
 unreadable, corrupted: which check failed). ``reset`` deletes the file under its lock, so
 the next generator starts fresh (random clock sequence/counter); do it only while no
-generator is using the file, since their current reservations are forgotten.
+generator is using the file, since their current reservations are forgotten. ``reset``
+deletes only what provably is a state file: a regular file (not a symbolic link, directory,
+FIFO or device) that passes every check ``show`` makes; anything else is an error and is left
+as it was, and no ``.lock`` file is left behind that a generator did not make.
 
 References: RFC 9562 §6.3; RFC 4122 §4.2.1.1.
 """
@@ -16,6 +19,7 @@ import dataclasses
 import json
 from typing import Any
 
+from uuidkit.errors import StateFileError
 from uuidkit.generators.statefile import StateFile, StoredState
 from uuidkit.timestamps import gregorian_ticks_to_unix_ns, unix_ns_to_datetime
 
@@ -35,7 +39,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     show.add_argument("path", help="the state file")
     show.add_argument("--json", action="store_true", help="print the stored fields as JSON")
     show.set_defaults(handler=show_command)
-    reset = actions.add_parser("reset", help="delete a state file (generators start fresh)")
+    reset = actions.add_parser(
+        "reset", help="delete a state file (generators start fresh); refuses any other file"
+    )
     reset.add_argument("path", help="the state file")
     reset.set_defaults(handler=reset_command)
 
@@ -86,6 +92,9 @@ def reset_command(args: argparse.Namespace) -> int:
 
     References: RFC 9562 §6.3; RFC 4122 §4.2.1.1.
     """
-    removed = StateFile(args.path).remove()
+    try:
+        removed = StateFile(args.path).remove()
+    except StateFileError as error:
+        raise StateFileError(f"state reset: refusing to delete: {error}") from None
     print(f"removed {args.path}" if removed else f"no state file at {args.path}")
     return 0

@@ -21,9 +21,11 @@ References: RFC 9562 §6.3; RFC 4122 §4.2.1.1, §4.2.1.3, §4.2.1.4.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
+import stat
 import warnings
 import zlib
 from dataclasses import asdict, dataclass
@@ -161,18 +163,9 @@ class StateFile:
         References: RFC 4122 §4.2.1.1.
         """
         try:
-            with self.path.open("rb") as stream:
-                raw = stream.read(_MAX_BYTES + 1)
+            return load_regular_file(self.path)[0]
         except FileNotFoundError:
             raise StateFileError(f"{self.path}: missing") from None
-        except OSError as error:
-            raise StateFileError(f"{self.path}: unreadable: {error.strerror or error}") from None
-        try:
-            if len(raw) > _MAX_BYTES:
-                raise StateFileError(f"larger than {_MAX_BYTES} bytes")
-            return StoredState.from_text(raw.decode("utf-8"))
-        except (StateFileError, UnicodeDecodeError) as error:
-            raise StateFileError(f"{self.path}: corrupted: {error}") from None
 
     def read(self) -> StoredState | None:
         """The stored state, or ``None`` (with a warning) when it is unavailable.
@@ -233,13 +226,102 @@ class StateFile:
             self._lock_fd = None
 
     def remove(self) -> bool:
-        """Delete the state file under the lock; True if there was one.
+        """Delete the file only if it provably is a state file; False if there is none.
+
+        Anything else (a symbolic link, a directory, a FIFO, a device, a file that fails any
+        check of :meth:`StoredState.from_text`) raises :class:`~uuidkit.StateFileError` and is
+        left untouched. The check is repeated under the lock, and the file is unlinked only if
+        the path still names the inode that passed it. No lock file is left behind unless a
+        generator made it: a generator may hold that one open, and deleting a lock file in use
+        would let two processes "hold" the lock at once.
 
         References: RFC 9562 §6.3.
         """
-        with self:
+        try:
+            load_regular_file(self.path)
+        except FileNotFoundError:
+            return False
+        lock_fd, created = self._lock_fd, False
+        if lock_fd is None:
+            lock_fd, created = _open_lock_file(self.lock_path)
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX)
             try:
-                self.path.unlink()
+                checked = load_regular_file(self.path)[1]
             except FileNotFoundError:
                 return False
+            current = os.lstat(self.path)
+            if (current.st_dev, current.st_ino) != (checked.st_dev, checked.st_ino):
+                raise StateFileError(f"{self.path}: replaced while being removed; left in place")
+            self.path.unlink()
             return True
+        finally:
+            if created:
+                self.lock_path.unlink(missing_ok=True)
+            if lock_fd != self._lock_fd:
+                os.close(lock_fd)
+
+
+def _open_lock_file(path: Path) -> tuple[int, bool]:
+    """An existing lock file (never through a symlink), or a new one; True if created here."""
+    flags = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+    try:
+        return os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o644), True
+    except FileExistsError:
+        pass
+    try:
+        descriptor = os.open(path, flags)
+    except OSError as error:
+        raise StateFileError(f"{path}: unusable lock file: {error.strerror or error}") from None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise StateFileError(f"{path}: lock file is not a regular file")
+    return descriptor, False
+
+
+def load_regular_file(path: Path) -> tuple[StoredState, os.stat_result]:
+    """Read and check ``path`` as a state file, and its ``fstat``; never blocks, never follows.
+
+    The final path component is opened with ``O_NOFOLLOW | O_NONBLOCK``, so a symbolic link
+    is refused and a FIFO cannot hang the reader; anything but a regular file is refused
+    before a byte is read. Raises :class:`FileNotFoundError` for a missing file and
+    :class:`~uuidkit.StateFileError` naming the reason for every other problem.
+
+    References: RFC 9562 §6.3.
+    """
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+    try:
+        descriptor = os.open(path, flags)
+    except FileNotFoundError:
+        raise
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise StateFileError(f"{path}: a symbolic link, not a state file") from None
+        raise StateFileError(f"{path}: unreadable: {error.strerror or error}") from None
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            kind = _KIND_OF_FILE.get(stat.S_IFMT(info.st_mode), "not a regular file")
+            raise StateFileError(f"{path}: {kind}, not a state file")
+        raw = b""
+        while len(raw) <= _MAX_BYTES and (chunk := os.read(descriptor, _MAX_BYTES + 1 - len(raw))):
+            raw += chunk
+    except OSError as error:
+        raise StateFileError(f"{path}: unreadable: {error.strerror or error}") from None
+    finally:
+        os.close(descriptor)
+    try:
+        if len(raw) > _MAX_BYTES:
+            raise StateFileError(f"larger than {_MAX_BYTES} bytes")
+        return StoredState.from_text(raw.decode("utf-8")), info
+    except (StateFileError, UnicodeDecodeError) as error:
+        raise StateFileError(f"{path}: corrupted: {error}") from None
+
+
+_KIND_OF_FILE: Final = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+}

@@ -1,0 +1,360 @@
+"""Clients of the UIAP daemon's API, for applications: :class:`Client` and :class:`AsyncClient`.
+
+::
+
+    from uuidkit.uiap import UIDSpace
+    from uuidkit.uiap.client import Client
+
+    with Client("/run/uuidkit/uiap.sock") as client:
+        result = client.claim("0fff:0000:0006:0000", UIDSpace.unique(node), lifetime=3600)
+        if result.granted:
+            ...                      # result.claim is the claim ID, result.expires Unix time
+        for event in client.watch():  # a second connection, an endless stream of events
+            ...
+
+Every method raises :class:`~uuidkit.uiap.api.APIError` (a ``ValueError``) with the
+daemon's error code, or with ``unreachable`` when the socket cannot be reached or the
+daemon closed the connection; a denied claim is not an error (``result.granted`` is false).
+
+This is the one module of :mod:`uuidkit.uiap` with a socket: the protocol engine stays
+sans-I/O, and applications import the client next to the types they pass to it.
+
+References: UIAP §2.1.1 (the service an application invokes); docs/uiap-api.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import socket
+from collections.abc import AsyncGenerator, Generator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from uuidkit.uiap.api import (
+    DEFAULT_LIFETIME_S,
+    PROTOCOL_VERSION,
+    APIError,
+    ClaimParams,
+    ErrorCode,
+    decode_line,
+)
+from uuidkit.uiap.domain import DomainID
+from uuidkit.uiap.space import UIDSpace
+
+__all__ = ["AsyncClient", "ClaimResult", "Client", "Event"]
+
+#: Longest reply line a client accepts, in octets (a ``list`` of many claims is long).
+MAX_REPLY_OCTETS: Final = 16 * 1024 * 1024
+#: Seconds a client waits for a reply by default: a new claim takes 2.5 s with the
+#: draft's timers (UIAP §2.4.1, §10).
+DEFAULT_TIMEOUT_S: Final = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimResult:
+    """The outcome of a claim: ``granted`` or not, the claim ID, expiry (Unix seconds,
+    ``None`` for an infinite lifetime or a denial), latency (seconds, measured by the
+    daemon) and, for a denial, the ``reason`` (``denied``, ``simultaneous-claim``, ...)."""
+
+    granted: bool
+    claim: str | None
+    expires: float | None
+    latency: float
+    reason: str | None
+    raw: Mapping[str, Any] = field(repr=False, compare=False)
+
+    @property
+    def result(self) -> str:
+        """``"granted"`` or ``"denied"``."""
+        return "granted" if self.granted else "denied"
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> ClaimResult:
+        try:
+            return cls(
+                body["result"] == "granted",
+                body.get("claim"),
+                body.get("expires"),
+                float(body.get("latency", 0.0)),
+                body.get("reason"),
+                body,
+            )
+        except (KeyError, TypeError, ValueError):
+            raise APIError(ErrorCode.BAD_REPLY, f"not a claim result: {body!r:.200}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One event of a ``watch`` stream: ``name`` (``granted``, ``denied``, ``expired``,
+    ``collision``, ``released``, ``interface-up``, ``interface-down``, ...) and its fields."""
+
+    name: str
+    fields: Mapping[str, Any]
+
+
+def _claim_params(
+    domain: DomainID | str,
+    space: UIDSpace,
+    lifetime: int,
+    reclaim: bool,
+    renew: bool,
+    release_on_disconnect: bool,
+) -> dict[str, Any]:
+    did = domain if isinstance(domain, DomainID) else DomainID.parse(domain)
+    return ClaimParams(did, space, lifetime, reclaim, renew, release_on_disconnect).to_json()
+
+
+def _request_line(request_id: int, method: str, params: Mapping[str, Any]) -> bytes:
+    body = {"v": PROTOCOL_VERSION, "id": request_id, "method": method, "params": params}
+    return json.dumps(body, separators=(",", ":")).encode() + b"\n"
+
+
+def _result(body: Mapping[str, Any], request_id: int) -> Any:
+    """The ``result`` of a reply, or the daemon's error raised as :class:`APIError`."""
+    if body.get("v") != PROTOCOL_VERSION:
+        raise APIError(ErrorCode.BAD_REPLY, f"daemon speaks protocol {body.get('v')!r}")
+    if body.get("ok") is True and body.get("id") == request_id:
+        return body.get("result")
+    error = body.get("error")
+    if body.get("ok") is False and isinstance(error, dict):
+        try:
+            code = ErrorCode(error.get("code"))
+        except ValueError:
+            code = ErrorCode.BAD_REPLY
+        raise APIError(code, str(error.get("message", "")), error.get("field"))
+    raise APIError(ErrorCode.BAD_REPLY, f"unexpected reply: {body!r:.200}")
+
+
+def _unreachable(path: str, error: OSError) -> APIError:
+    reason = error.strerror or str(error)
+    return APIError(ErrorCode.UNREACHABLE, f"cannot reach the UIAP daemon at {path}: {reason}")
+
+
+def _event(body: Mapping[str, Any]) -> Event:
+    fields = {key: value for key, value in body.items() if key not in ("v", "event")}
+    return Event(str(body["event"]), fields)
+
+
+class Client:
+    """A synchronous client on one connection (opened on first use; not thread-safe).
+
+    Requests on one connection are answered in order; use one client per thread, and
+    :meth:`watch` opens a connection of its own.
+    """
+
+    def __init__(self, socket_path: str, *, timeout: float | None = DEFAULT_TIMEOUT_S) -> None:
+        self.socket_path = socket_path
+        self.timeout = timeout
+        self._sock: socket.socket | None = None
+        self._buffer = b""
+        self._ids = itertools.count(1)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection (claims made with ``release_on_disconnect`` end)."""
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+            self._buffer = b""
+
+    def _connect(self) -> socket.socket:
+        if self._sock is None:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(self.timeout)
+            try:
+                sock.connect(self.socket_path)
+            except OSError as error:
+                sock.close()
+                raise _unreachable(self.socket_path, error) from None
+            self._sock = sock
+        return self._sock
+
+    def _read_line(self) -> dict[str, Any]:
+        sock = self._connect()
+        while b"\n" not in self._buffer:
+            try:
+                chunk = sock.recv(65536)
+            except OSError as error:
+                self.close()
+                raise APIError(ErrorCode.UNREACHABLE, f"UIAP daemon: {error}") from None
+            if not chunk:
+                self.close()
+                raise APIError(ErrorCode.UNREACHABLE, "the UIAP daemon closed the connection")
+            self._buffer += chunk
+            if len(self._buffer) > MAX_REPLY_OCTETS:
+                self.close()
+                raise APIError(ErrorCode.BAD_REPLY, "reply longer than the client accepts")
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        try:
+            return decode_line(line)
+        except APIError as error:
+            raise APIError(ErrorCode.BAD_REPLY, f"reply: {error}") from None
+
+    def call(self, method: str, params: Mapping[str, Any] | None = None) -> Any:
+        """Send one request and return its ``result`` (events read meanwhile are skipped)."""
+        request_id = next(self._ids)
+        sock = self._connect()
+        try:
+            sock.sendall(_request_line(request_id, method, params or {}))
+        except OSError as error:
+            self.close()
+            raise APIError(ErrorCode.UNREACHABLE, f"UIAP daemon: {error}") from None
+        while True:
+            body = self._read_line()
+            if "event" not in body:
+                return _result(body, request_id)
+
+    def claim(
+        self,
+        domain: DomainID | str,
+        space: UIDSpace,
+        lifetime: int = DEFAULT_LIFETIME_S,
+        *,
+        reclaim: bool = False,
+        renew: bool = False,
+        release_on_disconnect: bool = False,
+    ) -> ClaimResult:
+        """Claim ``space`` in ``domain`` for ``lifetime`` seconds; waits for the outcome.
+
+        ``reclaim`` sends a reclaim (R flag, UIAP §4.4) instead of a new claim; ``renew``
+        asks the daemon to reclaim before every lifetime ends until the claim is released;
+        ``release_on_disconnect`` ends the claim when this connection closes.
+        """
+        params = _claim_params(domain, space, lifetime, reclaim, renew, release_on_disconnect)
+        return ClaimResult.from_json(self.call("claim", params))
+
+    def release(self, claim: str) -> None:
+        """Release claim ``claim`` (its owner or root only)."""
+        self.call("release", {"claim": claim})
+
+    def list_claims(self) -> list[dict[str, Any]]:
+        """Every claim the daemon holds or is making (the ``list`` method)."""
+        return list(self.call("list")["claims"])
+
+    def status(self) -> dict[str, Any]:
+        """Device ID, interfaces, counters and drops by reason (the ``status`` method)."""
+        return dict(self.call("status"))
+
+    def watch(self) -> Generator[Event, None, None]:
+        """Events, for ever, on a connection of their own (closed when the iterator is)."""
+        watcher = Client(self.socket_path, timeout=None)
+        try:
+            watcher.call("watch")
+            while True:
+                body = watcher._read_line()
+                if "event" in body:
+                    yield _event(body)
+        finally:
+            watcher.close()
+
+
+class AsyncClient:
+    """The asyncio twin of :class:`Client` (one connection; requests answered in order)."""
+
+    def __init__(self, socket_path: str, *, timeout: float | None = DEFAULT_TIMEOUT_S) -> None:
+        self.socket_path = socket_path
+        self.timeout = timeout
+        self._streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+        self._ids = itertools.count(1)
+        self._lock = asyncio.Lock()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        if self._streams is not None:
+            writer = self._streams[1]
+            self._streams = None
+            writer.close()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+
+    async def _connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        if self._streams is None:
+            try:
+                self._streams = await asyncio.open_unix_connection(
+                    self.socket_path, limit=MAX_REPLY_OCTETS
+                )
+            except OSError as error:
+                raise _unreachable(self.socket_path, error) from None
+        return self._streams
+
+    async def _read_line(self) -> dict[str, Any]:
+        reader, _ = await self._connect()
+        try:
+            line = await reader.readuntil(b"\n")
+        except (asyncio.IncompleteReadError, ConnectionError) as error:
+            await self.close()
+            raise APIError(ErrorCode.UNREACHABLE, f"UIAP daemon closed: {error}") from None
+        except asyncio.LimitOverrunError:
+            await self.close()
+            raise APIError(ErrorCode.BAD_REPLY, "reply longer than the client accepts") from None
+        try:
+            return decode_line(line)
+        except APIError as error:
+            raise APIError(ErrorCode.BAD_REPLY, f"reply: {error}") from None
+
+    async def call(self, method: str, params: Mapping[str, Any] | None = None) -> Any:
+        """Send one request and return its ``result`` (see :meth:`Client.call`)."""
+        async with self._lock:
+            return await asyncio.wait_for(self._call(method, params or {}), self.timeout)
+
+    async def _call(self, method: str, params: Mapping[str, Any]) -> Any:
+        request_id = next(self._ids)
+        _, writer = await self._connect()
+        try:
+            writer.write(_request_line(request_id, method, params))
+            await writer.drain()
+        except ConnectionError as error:
+            await self.close()
+            raise APIError(ErrorCode.UNREACHABLE, f"UIAP daemon: {error}") from None
+        while True:
+            body = await self._read_line()
+            if "event" not in body:
+                return _result(body, request_id)
+
+    async def claim(
+        self,
+        domain: DomainID | str,
+        space: UIDSpace,
+        lifetime: int = DEFAULT_LIFETIME_S,
+        *,
+        reclaim: bool = False,
+        renew: bool = False,
+        release_on_disconnect: bool = False,
+    ) -> ClaimResult:
+        """See :meth:`Client.claim`."""
+        params = _claim_params(domain, space, lifetime, reclaim, renew, release_on_disconnect)
+        return ClaimResult.from_json(await self.call("claim", params))
+
+    async def release(self, claim: str) -> None:
+        await self.call("release", {"claim": claim})
+
+    async def list_claims(self) -> list[dict[str, Any]]:
+        return list((await self.call("list"))["claims"])
+
+    async def status(self) -> dict[str, Any]:
+        return dict(await self.call("status"))
+
+    async def watch(self) -> AsyncGenerator[Event, None]:
+        """Events, for ever, on a connection of their own."""
+        watcher = AsyncClient(self.socket_path, timeout=None)
+        try:
+            await watcher.call("watch")
+            while True:
+                body = await watcher._read_line()
+                if "event" in body:
+                    yield _event(body)
+        finally:
+            await watcher.close()
