@@ -73,7 +73,7 @@ _MAX_UNIX_TS_MS: Final = (1 << 48) - 1
 
 #: (id(source), version) -> the generator bound to it (guarantee 1 of the module docstring).
 _bound: dict[tuple[int, int], weakref.ref[_NodeBound]] = {}
-_bound_lock = threading.Lock()
+_bound_lock = threading.RLock()  # re-entrant: a weakref callback may run inside _bind
 
 
 def _bind(source: NodeSource, version: int, generator: _NodeBound) -> None:
@@ -103,7 +103,9 @@ class _NodeBound:
     def __init__(self, source: NodeSource, clock: Clock) -> None:
         self._source = source
         self._clock = clock
-        self._lock = threading.Lock()
+        # Re-entrant: a source may report an event to this generator from inside the
+        # current() call this generator makes under its lock.
+        self._lock = threading.RLock()
         self._lease: NodeLease | None = None
         _bind(source, self._VERSION, self)
         own = weakref.ref(self)
@@ -163,7 +165,7 @@ class _NodeBound:
 
         References: RFC 9562 §6.9.
         """
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._lease = None
 
 
