@@ -9,9 +9,9 @@ draft-white-zeroconf-uiap-00.
 
 from __future__ import annotations
 
+import typing
 from uuid import UUID
 
-from uuidkit.encodings import decode, encode
 from uuidkit.errors import (
     ClockRegressionError,
     CounterOverflowError,
@@ -81,15 +81,52 @@ from uuidkit.namebased import (
 )
 from uuidkit.parse import from_bytes, from_bytes_le, from_fields, from_int, parse
 from uuidkit.random_based import uuid4, uuid8
-from uuidkit.timeranges import (
-    uuid6_max,
-    uuid6_min,
-    uuid6_range,
-    uuid7_for,
-    uuid7_max,
-    uuid7_min,
-    uuid7_range,
-)
+
+if typing.TYPE_CHECKING:  # loaded on first use by __getattr__ below
+    from uuidkit.encodings import decode, encode
+    from uuidkit.timeranges import (
+        uuid6_max,
+        uuid6_min,
+        uuid6_range,
+        uuid7_for,
+        uuid7_max,
+        uuid7_min,
+        uuid7_range,
+    )
+
+#: Names whose modules load on first use, so ``import uuidkit`` costs only the core.
+_LAZY: dict[str, str] = {
+    "decode": "uuidkit.encodings",
+    "encode": "uuidkit.encodings",
+    "uuid6_max": "uuidkit.timeranges",
+    "uuid6_min": "uuidkit.timeranges",
+    "uuid6_range": "uuidkit.timeranges",
+    "uuid7_for": "uuidkit.timeranges",
+    "uuid7_max": "uuidkit.timeranges",
+    "uuid7_min": "uuidkit.timeranges",
+    "uuid7_range": "uuidkit.timeranges",
+}
+#: Submodules reachable as attributes (``uuidkit.bulk.generate(...)``) without an import.
+_LAZY_SUBMODULES = frozenset({"bulk", "encodings", "generators", "legacy", "timeranges"})
+
+
+def __getattr__(name: str) -> object:
+    """Load a lazily exported name (or submodule) on first use and keep it."""
+    import importlib
+
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f"uuidkit.{name}")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'uuidkit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __version__ = "0.1.0"
 

@@ -31,6 +31,7 @@ __all__ = [
     "VERSION_MASK",
     "VERSION_SHIFT",
     "check_field",
+    "describe_int",
     "pack_frame",
     "require_version",
     "stamp",
@@ -126,9 +127,24 @@ def check_field(name: str, value: int, bits: int) -> int:
         raise InvalidField(
             f"{name}: expected an int of {bits} bits, found {type(value).__name__}", name
         )
-    if not 0 <= value < (1 << bits):
-        raise InvalidField(f"{name}: expected 0 <= {name} < 2**{bits}, found {value}", name)
-    return value
+    # The exact int behind a subclass: its own comparisons may lie.
+    exact = int.__index__(value)
+    if not 0 <= exact < (1 << bits):
+        raise InvalidField(
+            f"{name}: expected 0 <= {name} < 2**{bits}, found {describe_int(exact)}", name
+        )
+    return exact
+
+
+def describe_int(value: int) -> str:
+    """``value`` as decimal text, or its size when too long to show (no conversion limit hit).
+
+    References: RFC 9562 §4.
+    """
+    if value.bit_length() <= 256:
+        return str(value)
+    sign = "-" if value < 0 else ""
+    return f"{sign}an int of {value.bit_length()} bits"
 
 
 def require_version(value: UUID, expected: int) -> int:

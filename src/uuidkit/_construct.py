@@ -68,6 +68,10 @@ def from_ints_unchecked(values: Iterable[int]) -> list[UUID]:
 
 def from_int(value: int) -> UUID:
     """A :class:`uuid.UUID` holding ``value``, which must be a 128-bit unsigned integer."""
-    if not 0 <= value <= MAX_INT:
-        raise InvalidUUID(f"integer out of range: expected 0 <= int < 2**128, found {value}")
-    return from_int_unchecked(value)
+    if type(value) is not int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise InvalidUUID(f"int: expected an int, found {type(value).__name__}")
+    exact = int.__index__(value)  # a subclass's comparisons may lie
+    if not 0 <= exact <= MAX_INT:
+        shown = exact if exact.bit_length() <= 256 else f"an int of {exact.bit_length()} bits"
+        raise InvalidUUID(f"integer out of range: expected 0 <= int < 2**128, found {shown}")
+    return from_int_unchecked(exact)

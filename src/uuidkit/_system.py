@@ -69,17 +69,19 @@ class EntropyPool:
     """Buffered CSPRNG output as 128-bit integers.
 
     ``next_u128()`` costs a C-level ``next()`` most of the time and one 4 KiB
-    ``os.urandom`` call every 256 values. Emptied in a forked child.
+    ``random_bytes`` call (:func:`os.urandom` unless a test injects a source) every 256
+    values. Emptied in a forked child.
     """
 
-    __slots__ = ("__weakref__", "_values")
+    __slots__ = ("__weakref__", "_random_bytes", "_values")
 
-    def __init__(self) -> None:
+    def __init__(self, random_bytes: Callable[[int], bytes] = os.urandom) -> None:
+        self._random_bytes = random_bytes
         self._values: Iterator[int] = iter(())
         _pools.add(self)
 
     def _refill(self) -> Iterator[int]:
-        block = os.urandom(_BLOCK_BYTES)
+        block = self._random_bytes(_BLOCK_BYTES)
         # Converted up front: a list iterator's next() is cheaper than map()'s.
         values = iter(
             [_from_bytes(block[i : i + _VALUE_BYTES]) for i in range(0, _BLOCK_BYTES, _VALUE_BYTES)]

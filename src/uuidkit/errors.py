@@ -63,9 +63,13 @@ class InvalidUUID(UUIDKitError):
     the problem is the input as a whole (its length or type).
     """
 
-    def __init__(self, message: str, position: int | None = None) -> None:
+    def __init__(
+        self, message: str, position: int | None = None, *, index: int | None = None
+    ) -> None:
         super().__init__(message)
         self.position = position
+        #: In a bulk operation (uuidkit.bulk), the index of the first bad element.
+        self.index = index
 
 
 class InvalidField(UUIDKitError):
@@ -126,9 +130,13 @@ class UnsupportedVersion(DecodeError):
 class DomainIDError(UIAPError):
     """Malformed Domain ID text or pattern (UIAP §6.1); ``position`` is the index at fault."""
 
-    def __init__(self, message: str, position: int | None = None) -> None:
+    def __init__(
+        self, message: str, position: int | None = None, *, index: int | None = None
+    ) -> None:
         super().__init__(message)
         self.position = position
+        #: In a bulk operation (uuidkit.bulk), the index of the first bad element.
+        self.index = index
 
 
 class SpaceError(UIAPError):

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Final
 from uuid import UUID
 
+from uuidkit._accel import compiled
 from uuidkit.errors import UUIDKitError
 
 __all__ = [
@@ -128,3 +129,15 @@ def format_uuid(u: UUID, style: str = "hyphenated") -> str:
         styles = ", ".join(FORMAT_STYLES)
         raise UUIDKitError(f"unknown format style {style!r}: expected one of {styles}")
     return formatter(u)
+
+
+# The compiled twins (uuidkit._accel), when the accelerator is built. FORMAT_STYLES keeps the
+# Python functions: the compiled format_uuid hands the styles it does not write to them.
+format_uuid = compiled(format_uuid)
+to_hyphenated = compiled(to_hyphenated)
+to_upper = compiled(to_upper)
+to_urn = compiled(to_urn)
+to_braced = compiled(to_braced)
+to_hex = compiled(to_hex)
+to_bytes = compiled(to_bytes)
+to_bytes_le = compiled(to_bytes_le)

@@ -20,7 +20,6 @@ References: RFC 9562 §5.1-§5.8; DCE 1.1 Authentication and Security Services (
 
 from __future__ import annotations
 
-import hashlib
 from typing import Final
 from uuid import UUID
 
@@ -212,6 +211,8 @@ def build_v3(namespace: UUID, name: str | bytes) -> UUID:
 
     References: RFC 9562 §5.3, §6.5, Appendix A.2.
     """
+    import hashlib  # on first use: loading OpenSSL is a large part of `import uuidkit`
+
     digest = hashlib.md5(namespace_bytes(namespace) + name_bytes(name), usedforsecurity=False)
     return from_int_unchecked(name_based_int(digest.digest(), 3))
 
@@ -221,6 +222,8 @@ def build_v5(namespace: UUID, name: str | bytes) -> UUID:
 
     References: RFC 9562 §5.5, §6.5, Appendix A.4.
     """
+    import hashlib  # on first use: loading OpenSSL is a large part of `import uuidkit`
+
     digest = hashlib.sha1(namespace_bytes(namespace) + name_bytes(name), usedforsecurity=False)
     return from_int_unchecked(name_based_int(digest.digest(), 5))
 

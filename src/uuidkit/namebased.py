@@ -15,11 +15,12 @@ References: RFC 9562 §5.3, §5.5, §6.5, §6.6 (Table 3), Appendix A.2, A.4, B.
 
 from __future__ import annotations
 
-import hashlib
+import importlib
 from collections.abc import Callable
 from typing import Final, Literal, Protocol, TypeAlias
 from uuid import UUID
 
+from uuidkit._accel import compiled
 from uuidkit._construct import from_int_unchecked
 from uuidkit.errors import InvalidField
 from uuidkit.layouts import build_v3, build_v5, name_based_int, name_bytes, namespace_bytes
@@ -43,9 +44,9 @@ NAMESPACE_OID: Final = UUID("6ba7b812-9dad-11d1-80b4-00c04fd430c8")
 NAMESPACE_X500: Final = UUID("6ba7b814-9dad-11d1-80b4-00c04fd430c8")
 
 #: The same as the standard library's ``uuid.uuid3``, with RFC 9562 §6.5 name encoding.
-uuid3: Final = build_v3
+uuid3: Final = compiled(build_v3, "uuid3")
 #: The same as the standard library's ``uuid.uuid5``, with RFC 9562 §6.5 name encoding.
-uuid5: Final = build_v5
+uuid5: Final = compiled(build_v5, "uuid5")
 
 NameHash: TypeAlias = Literal["sha256", "sha512", "sha3_256", "sha3_512", "shake_128", "shake_256"]
 
@@ -62,23 +63,37 @@ class _ExtendableHash(Protocol):
     def digest(self, length: int, /) -> bytes: ...
 
 
-def _fixed(constructor: Callable[[bytes], _FixedHash]) -> Callable[[bytes], bytes]:
-    return lambda data: constructor(data).digest()
+def _constructor(name: str) -> Callable[[bytes], object]:
+    # hashlib is imported on first use: loading OpenSSL is a large part of `import uuidkit`.
+    constructor: Callable[[bytes], object] = getattr(importlib.import_module("hashlib"), name)
+    return constructor
 
 
-def _shake(constructor: Callable[[bytes], _ExtendableHash]) -> Callable[[bytes], bytes]:
-    # RFC 9562 Appendix B.2: for SHAKE "the output hash MUST be 128 bits or larger".
-    return lambda data: constructor(data).digest(_DIGEST_BYTES)
+def _fixed(name: str) -> Callable[[bytes], bytes]:
+    def digest(data: bytes) -> bytes:
+        hashed: _FixedHash = _constructor(name)(data)  # type: ignore[assignment]
+        return hashed.digest()
+
+    return digest
+
+
+def _shake(name: str) -> Callable[[bytes], bytes]:
+    def digest(data: bytes) -> bytes:
+        hashed: _ExtendableHash = _constructor(name)(data)  # type: ignore[assignment]
+        # RFC 9562 Appendix B.2: for SHAKE "the output hash MUST be 128 bits or larger".
+        return hashed.digest(_DIGEST_BYTES)
+
+    return digest
 
 
 #: The digest function of each supported hash, by its :mod:`hashlib` name.
 NAME_HASHES: Final[dict[str, Callable[[bytes], bytes]]] = {
-    "sha256": _fixed(hashlib.sha256),
-    "sha512": _fixed(hashlib.sha512),
-    "sha3_256": _fixed(hashlib.sha3_256),
-    "sha3_512": _fixed(hashlib.sha3_512),
-    "shake_128": _shake(hashlib.shake_128),
-    "shake_256": _shake(hashlib.shake_256),
+    "sha256": _fixed("sha256"),
+    "sha512": _fixed("sha512"),
+    "sha3_256": _fixed("sha3_256"),
+    "sha3_512": _fixed("sha3_512"),
+    "shake_128": _shake("shake_128"),
+    "shake_256": _shake("shake_256"),
 }
 
 

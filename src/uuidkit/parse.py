@@ -31,7 +31,8 @@ from collections.abc import Sequence
 from typing import Final
 from uuid import UUID
 
-from uuidkit._bits import check_field
+from uuidkit._accel import compiled
+from uuidkit._bits import check_field, describe_int
 from uuidkit._construct import (
     MAX_INT,
     UNKNOWN_SAFETY,
@@ -57,6 +58,10 @@ _int_from_bytes = int.from_bytes
 _CANONICAL_LENGTH: Final = 36
 _HEX_LENGTH: Final = 32
 _URN_PREFIX: Final = "urn:uuid:"
+#: The longest accepted form: ``urn:uuid:`` and 36 characters.
+_LONGEST_FORM: Final = len(_URN_PREFIX) + _CANONICAL_LENGTH
+#: Longer text is refused by its length alone, without a pass over its characters.
+_DIAGNOSED_LENGTH: Final = 4 * _LONGEST_FORM
 _GROUP_LENGTHS: Final = (8, 4, 4, 4, 12)
 _HYPHEN_POSITIONS: Final = (8, 13, 18, 23)
 _HEX_DIGITS: Final = frozenset("0123456789abcdefABCDEF")
@@ -98,13 +103,18 @@ def parse(text: str, *, strict: bool = False) -> UUID:
                     set_int(result, _int_from_bytes(octets))
                     set_is_safe(result, UNKNOWN_SAFETY)
                     return result
-        elif not strict:
+        elif not strict and length <= _LONGEST_FORM:
             value = _lenient_only_value(text, length)
             if value is not None:
                 return from_int_unchecked(value)
     if isinstance(text, str) and type(text) is not str:
         return parse(str.__str__(text), strict=strict)  # a str subclass: read its characters
     raise _diagnose(text, strict)
+
+
+# The compiled twin (uuidkit._accel): the same fast path in C; it calls the function above
+# for everything else, so errors and their positions are identical.
+parse = compiled(parse)
 
 
 def _canonical_value(text: str) -> int | None:
@@ -148,6 +158,12 @@ def _diagnose(text: object, strict: bool) -> InvalidUUID:
         return InvalidUUID(f"expected a str, found {type(text).__name__}")
     if not text:
         return InvalidUUID("empty string: expected a UUID such as 8-4-4-4-12 hex digits")
+    if len(text) > _DIAGNOSED_LENGTH:
+        # Checked before any pass over the characters: a 10 MB string fails at once, while
+        # a near miss still gets the exact character at fault.
+        return InvalidUUID(
+            f"too long: {len(text)} characters, a UUID has at most {_LONGEST_FORM}", _LONGEST_FORM
+        )
     wrapper = _unwrap(text, strict)
     if isinstance(wrapper, InvalidUUID):
         return wrapper
@@ -276,9 +292,11 @@ def from_int(value: int) -> UUID:
     """
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidUUID(f"int: expected an int, found {type(value).__name__}")
-    if not 0 <= value <= MAX_INT:
-        raise InvalidUUID(f"int: expected 0 <= int < 2**128, found {value}")
-    return from_int_unchecked(int(value))
+    # The exact int behind a subclass: its own comparisons and __int__ may lie.
+    exact = int.__index__(value)
+    if not 0 <= exact <= MAX_INT:
+        raise InvalidUUID(f"int: expected 0 <= int < 2**128, found {describe_int(exact)}")
+    return from_int_unchecked(exact)
 
 
 def from_fields(fields: Sequence[int]) -> UUID:

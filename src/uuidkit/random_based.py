@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Final
 from uuid import UUID
 
+from uuidkit._accel import compiled
 from uuidkit._bits import (
     FRAME_HIGH_SHIFT,
     FRAME_MID_SHIFT,
@@ -77,3 +78,8 @@ def uuid8(a: int | None = None, b: int | None = None, c: int | None = None) -> U
         check_field("c", c, 62)
         value = (value & ~MASK_62) | c
     return from_int_unchecked(stamp(value, 8))
+
+
+# The compiled twins (uuidkit._accel), when the accelerator is built.
+uuid4 = compiled(uuid4)
+uuid8 = compiled(uuid8)

@@ -36,7 +36,13 @@ def v1(
     config: GregorianConfig | None = None, clock: FakeClock | None = None
 ) -> tuple[V1Generator, FakeClock]:
     clock = clock or FakeClock()
-    generator = V1Generator(config, clock=clock, random_bytes=seeded_bytes(1), sleep_ns=clock.sleep)
+    generator = V1Generator(
+        config,
+        clock=clock,
+        random_bytes=seeded_bytes(1),
+        sleep_ns=clock.sleep,
+        monotonic_ns=clock.monotonic,
+    )
     return generator, clock
 
 
@@ -90,7 +96,9 @@ def test_v1_regression_raise_and_keep() -> None:
     generator, clock = v1(GregorianConfig(regression=ClockRegression.RAISE))
     generator()
     clock.advance(-3_600_000_000_000)
-    with pytest.raises(ClockRegressionError, match="clock went back 3600000000000 ns"):
+    with pytest.raises(
+        ClockRegressionError, match="clock went back 36000000000 clock intervals of 100 ns"
+    ):
         generator()
     keeping, clock = v1(GregorianConfig(regression=ClockRegression.KEEP))
     first = keeping()
@@ -117,15 +125,23 @@ def test_v6_default_fresh_clock_seq_and_node_per_uuid_and_increasing() -> None:
     assert len({v.node for v in values}) == 50 and len({v.clock_seq for v in values}) > 40
     assert all(v.node & MULTICAST_BIT for v in values)
     assert [timestamp(v) for v in values] == list(range(START_TICK, START_TICK + 50))
-    clock.advance(-3_600_000_000_000)  # KEEP: an hour back changes nothing
+    clock.advance(-5_000_000_000)  # KEEP: 5 s back (within the 10 s bound) changes nothing
     assert generator() > values[-1]
+    clock.advance(-3_600_000_000_000)  # an hour back: beyond the bound, restart at the clock
+    restarted = generator()
+    assert timestamp(restarted) == unix_ns_to_gregorian_ticks(clock.now_ns)
+    assert generator() > restarted
 
 
 def test_v6_with_v1_behaviour() -> None:
     clock = FakeClock()
     config = dataclasses.replace(V6_DEFAULT, random_per_uuid=False)
     generator = V6Generator(
-        config, clock=clock, random_bytes=constant_bytes(0x11), sleep_ns=clock.sleep
+        config,
+        clock=clock,
+        random_bytes=constant_bytes(0x11),
+        sleep_ns=clock.sleep,
+        monotonic_ns=clock.monotonic,
     )
     a, b = generator(), generator()
     assert a.node == b.node == 0x111111111111 | MULTICAST_BIT

@@ -15,7 +15,8 @@ from gen_fakes import NS_PER_MS, START_NS, FakeClock, constant_bytes, seeded_byt
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uuidkit import InvalidField, StateFileError
+from uuidkit import CounterOverflowError, InvalidField, StateFileError
+from uuidkit.fields import fields
 from uuidkit.generators import (
     SharedConfig,
     SharedV1Generator,
@@ -24,6 +25,7 @@ from uuidkit.generators import (
     StateUnavailableWarning,
 )
 from uuidkit.generators.statefile import StateFile, StoredState, _checksum
+from uuidkit.timestamps import unix_ns_to_gregorian_ticks
 
 START_MS = START_NS // NS_PER_MS
 HOUR_NS = 3_600_000_000_000
@@ -89,14 +91,66 @@ def test_missing_file_warns_then_is_created(tmp_path: Path) -> None:
     assert Path(str(path) + ".lock").exists()
 
 
-def test_future_dated_file_is_ignored(tmp_path: Path) -> None:
+@pytest.mark.parametrize("ahead_ms", [50_000, 2 * HOUR_NS // NS_PER_MS])
+def test_future_dated_window_is_refused_loudly(tmp_path: Path, ahead_ms: int) -> None:
+    # A window ending 50 s after the clock is beyond max_future_ms (10 s): no generator of
+    # this configuration can have written it, so it is refused with a warning naming how
+    # far ahead it is, and the generator starts fresh at the clock.
     path = tmp_path / "future.state"
-    future_ms = START_MS + 2 * HOUR_NS // NS_PER_MS
+    future_ms = START_MS + ahead_ms
     path.write_text(StoredState("v7", future_ms, future_ms + 999, 5, None, START_NS).to_text())
     generator = v7_generator(path, FakeClock())
-    with pytest.warns(StateUnavailableWarning, match="future-dated"):
+    with pytest.warns(
+        StateUnavailableWarning, match=f"future-dated: window ends {ahead_ms + 999} ms"
+    ):
         value = generator().int
     assert value >> 80 == START_MS
+    assert StoredState.from_text(path.read_text()).window_start == START_MS
+
+
+def test_restart_never_goes_below_values_already_issued(tmp_path: Path) -> None:
+    # The clock steps back 8 s (within the bound): KEEP stamps values ahead of it and the
+    # file records that window. A restarted process continues above them, without warning.
+    path = tmp_path / "restart.state"
+    clock = FakeClock()
+    with pytest.warns(StateUnavailableWarning, match="missing"):
+        first = v7_generator(path, clock)
+    issued = [first().int]
+    clock.advance(-8_000 * NS_PER_MS)
+    issued += [first().int for _ in range(3)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        second = v7_generator(path, clock, seed=1)
+        later = [second().int for _ in range(3)]
+    assert min(later) > max(issued)
+
+
+@pytest.mark.parametrize("factory", [SharedV1Generator, SharedV6Generator])
+def test_shared_v1_stalls_rather_than_run_ahead(tmp_path: Path, factory: type) -> None:
+    # RFC 4122 §4.2.1.2: v1 stalls (or errs) when the clock has not moved; v6 may run ahead.
+    clock = FakeClock()
+    with pytest.warns(StateUnavailableWarning):
+        generator = factory(
+            tmp_path / "gen.state",
+            SharedConfig(durable=False),
+            clock=clock,
+            random_bytes=seeded_bytes(8),
+            sleep_ns=clock.sleep,
+            monotonic_ns=clock.monotonic,
+        )
+    stamps = []
+    for _ in range(5):
+        value = generator()
+        stamp = fields(value).timestamp  # type: ignore[union-attr]
+        stamps.append((stamp, unix_ns_to_gregorian_ticks(clock.now_ns)))
+    assert len({stamp for stamp, _ in stamps}) == 5
+    if factory is SharedV1Generator:
+        assert all(stamp == clock_tick for stamp, clock_tick in stamps) and clock.sleeps > 0
+        clock.stalled = True
+        with pytest.raises(CounterOverflowError, match="did not advance within 1000000000 ns"):
+            generator()
+    else:
+        assert stamps[-1][0] > stamps[-1][1] and clock.sleeps == 0  # ran ahead, no sleep
 
 
 def test_unwritable_location_continues_in_memory(tmp_path: Path) -> None:
@@ -157,12 +211,18 @@ def test_clock_regression_and_window_change(tmp_path: Path) -> None:
     with pytest.warns(StateUnavailableWarning):
         generator = v7_generator(path, clock)
     values = [generator().int]
-    clock.advance(-HOUR_NS)
+    clock.advance(-5_000 * NS_PER_MS)  # within max_future_ms (10 s): KEEP
     values.append(generator().int)
     assert values[1] > values[0] and values[1] >> 80 == START_MS
-    clock.advance(HOUR_NS + 5_000 * NS_PER_MS)
+    clock.advance(5_000 * NS_PER_MS - HOUR_NS)  # an hour back: beyond it, restart at the clock
     values.append(generator().int)
-    assert values[2] >> 80 == clock.ms
+    assert values[2] >> 80 == clock.ms and values[2] < values[1]
+    assert StoredState.from_text(path.read_text()).window_start == clock.ms
+    values.append(generator().int)
+    assert values[3] > values[2]
+    clock.advance(2 * HOUR_NS)
+    values.append(generator().int)
+    assert values[4] >> 80 == clock.ms
     assert StoredState.from_text(path.read_text()).window_start == clock.ms
 
 

@@ -34,7 +34,11 @@ def make(
 ) -> tuple[V7Generator, FakeClock]:
     clock = clock or FakeClock()
     generator = V7Generator(
-        config, clock=clock, random_bytes=constant_bytes(byte), sleep_ns=clock.sleep
+        config,
+        clock=clock,
+        random_bytes=constant_bytes(byte),
+        sleep_ns=clock.sleep,
+        monotonic_ns=clock.monotonic,
     )
     return generator, clock
 
@@ -154,14 +158,25 @@ def test_overflow_raise_keeps_state() -> None:
     assert generator().int > first
 
 
-@pytest.mark.parametrize("back_ns", [NS_PER_MS, HOUR_NS])
+@pytest.mark.parametrize("back_ns", [NS_PER_MS, 10_000 * NS_PER_MS])
 def test_regression_keep_counts_on_from_last_timestamp(back_ns: int) -> None:
     generator, clock = make()
     first = generator().int
-    clock.advance(-back_ns)
+    clock.advance(-back_ns)  # within the 10 s run-ahead bound (V7Config.max_ahead_ms)
     second = generator().int
     assert second == first + 1
     assert ms_of(second) == START_MS
+
+
+def test_regression_keep_beyond_the_bound_restarts_at_the_clock() -> None:
+    # RFC 9562 §6.2 allows reusing the previous timestamp; doing so for an hour would stamp
+    # every value an hour ahead. Beyond max_ahead_ms the clock wins, with a fresh seed.
+    generator, clock = make(byte=0x37)
+    first = generator().int
+    clock.advance(-HOUR_NS)
+    restarted = generator().int
+    assert ms_of(restarted) == clock.ms and restarted < first
+    assert generator().int > restarted  # increasing again from there
 
 
 def test_regression_reseed_keeps_small_and_restarts_large() -> None:
@@ -258,18 +273,28 @@ clock_steps = st.lists(
 
 @settings(max_examples=150, deadline=None)
 @given(steps=clock_steps, seed=st.integers(0, 2**32), bulk=st.integers(0, 40))
-def test_property_monotonic_and_never_ahead_of_the_clock(
+def test_property_monotonic_within_the_bound_and_never_far_ahead(
     steps: list[int], seed: int, bulk: int
 ) -> None:
     clock = FakeClock()
     generator = V7Generator(clock=clock, random_bytes=seeded_bytes(seed))
     previous, highest_ms = -1, clock.ms
+    bound_ms = V7Config().max_ahead_ms
     for step in steps:
         clock.advance(step)
         highest_ms = max(highest_ms, clock.ms)
+        restart_allowed = previous >= 0 and ms_of(previous) - clock.ms > bound_ms
         for value in [generator().int, *generator.generate_ints(bulk)]:
-            assert value > previous
-            assert ms_of(value) <= highest_ms  # KEEP + default counter never runs ahead
+            if restart_allowed and value < previous:
+                assert ms_of(value) == clock.ms  # a restart lands exactly at the clock
+                highest_ms = clock.ms
+            else:
+                assert value > previous
+            restart_allowed = False
+            # KEEP with the default counter never stamps a time the clock has not shown,
+            # and never one more than the bound ahead of the current reading.
+            assert ms_of(value) <= highest_ms
+            assert ms_of(value) - clock.ms <= bound_ms
             previous = value
 
 

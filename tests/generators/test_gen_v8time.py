@@ -12,7 +12,11 @@ from uuidkit.legacy import read_draft_v8
 
 def make(config: DraftV8Config, clock: FakeClock) -> DraftV8Generator:
     return DraftV8Generator(
-        config, clock=clock, random_bytes=constant_bytes(0), sleep_ns=clock.sleep
+        config,
+        clock=clock,
+        random_bytes=constant_bytes(0),
+        sleep_ns=clock.sleep,
+        monotonic_ns=clock.monotonic,
     )
 
 
@@ -55,8 +59,10 @@ def test_overflow_raise_and_regression_policies() -> None:
         strict()
     keeping = make(DraftV8Config(), clock)
     first = keeping()
-    clock.advance(-3_600_000 * NS_PER_MS)
+    clock.advance(-5_000 * NS_PER_MS)  # within the 10 s run-ahead bound: keep counting
     assert keeping() > first
+    clock.advance(-3_600_000 * NS_PER_MS)  # beyond it: restart at the clock
+    assert read_draft_v8(keeping(), 48).timestamp == clock.ms
 
 
 def test_32_bit_seconds_layout_and_bad_config() -> None:
@@ -96,3 +102,14 @@ def test_64_bit_ticks_that_differ_in_the_truncated_bits_stay_increasing() -> Non
     assert values == sorted(set(values))
     decoded = read_draft_v8(generator(), 64)
     assert decoded.timestamp == START_NS + 40 - (START_NS + 40) % 16
+
+
+def test_generate_is_a_block_of_increasing_values() -> None:
+    clock = FakeClock()
+    generator = make(DraftV8Config(timestamp_bits=60, tick_ns=100), clock)
+    block = generator.generate(600)  # 256 clock sequences per tick: WAIT moves the clock
+    assert block == sorted(set(block)) and len(block) == 600
+    assert [read_draft_v8(v, 60).seq for v in block[:3]] == [0, 1, 2]
+    assert generator.generate(0) == []
+    with pytest.raises(InvalidField, match="count"):
+        generator.generate(-1)

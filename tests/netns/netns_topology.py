@@ -28,6 +28,12 @@ DRIVER = Path(__file__).with_name("node_driver.py")
 PREFIX = f"ukt{os.getpid()}{secrets.token_hex(2)}"
 #: Generous: outcomes are asserted, never timings; the machine is shared and slow.
 WAIT_S = 60.0
+#: Fast claim timers for tests (seconds; the draft's are 0.5 and 1.0, UIAP §10): a new
+#: claim takes 0.45 s. The timeout still leaves a loaded machine 0.3 s for a Claim-Deny
+#: to come back, so outcomes never depend on scheduling luck.
+FAST = {"claim_period": 0.05, "claim_timeout": 0.3}
+#: The experimental Domain ID the tests claim in (UIAP §6: authority 0x0FFF).
+DOMAIN = "0fff:0000:00e0:0000"
 
 
 def run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -136,7 +142,16 @@ class Network:
     ) -> NodeProcess:
         node = NodeProcess(self, host, config, device_id)
         self.nodes.append(node)
+        node.wait_ready().wait_participating(config.get("interfaces") or [])
         return node
+
+    def start_nodes(self, configs: dict[str, dict[str, Any]]) -> dict[str, NodeProcess]:
+        """Start one node per host at once (they start in parallel), then wait for all."""
+        nodes = {host: NodeProcess(self, host, config, None) for host, config in configs.items()}
+        self.nodes.extend(nodes.values())
+        for host, node in nodes.items():
+            node.wait_ready().wait_participating(configs[host].get("interfaces") or [])
+        return nodes
 
     def close(self) -> None:
         for node in self.nodes:
@@ -144,6 +159,10 @@ class Network:
         for name in reversed(self.namespaces):
             run("ip", "netns", "del", name, check=False)
         self.namespaces.clear()
+
+
+def _reply_to(number: int) -> Callable[[dict[str, Any]], bool]:
+    return lambda line: line.get("id") == number
 
 
 class NodeProcess:
@@ -173,7 +192,12 @@ class NodeProcess:
         self._lock = threading.Lock()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
+        self.ready: dict[str, Any] = {}
+
+    def wait_ready(self) -> NodeProcess:
+        """Wait until the node has started; ``ready`` then holds its first line."""
         self.ready = self._wait(lambda line: "ready" in line)
+        return self
 
     def _read(self) -> None:
         assert self.process.stdout is not None
@@ -207,14 +231,23 @@ class NodeProcess:
 
     def request(self, op: str, **fields: Any) -> dict[str, Any]:
         """Send a command and wait for its reply."""
-        self._next_id += 1
-        number = self._next_id
+        return self.requests([{"op": op} | fields])[0]
+
+    def requests(self, commands: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Send commands at once (the node runs them concurrently); their replies in order."""
         assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps({"op": op, "id": number} | fields) + "\n")
+        numbers = []
+        for command in commands:
+            self._next_id += 1
+            numbers.append(self._next_id)
+            self.process.stdin.write(json.dumps(command | {"id": self._next_id}) + "\n")
         self.process.stdin.flush()
-        if number in self._replies:
-            return self._replies.pop(number)
-        return self._wait(lambda line: line.get("id") == number)
+        replies = []
+        for number in numbers:
+            if number not in self._replies:
+                self._wait(_reply_to(number))
+            replies.append(self._replies.pop(number))
+        return replies
 
     def claim(self, domain: str, space: dict[str, Any], **fields: Any) -> dict[str, Any]:
         return self.request("claim", domain=domain, space=space, **fields)
@@ -232,6 +265,19 @@ class NodeProcess:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{self.host}: never {what}: {status}")
             time.sleep(0.05)
+
+    def participating(self) -> set[str]:
+        return {i["name"] for i in self.status()["interfaces"] if i["participating"]}
+
+    def wait_participating(self, names: list[str]) -> None:
+        """Wait until the node uses every interface in ``names`` (a carrier and a
+        link-local address can take a moment after a link is set up)."""
+        self.wait_until(
+            lambda status: (
+                set(names) <= {i["name"] for i in status["interfaces"] if i["participating"]}
+            ),
+            f"participating on {names}",
+        )
 
     def close(self) -> None:
         if self.process.poll() is None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +25,7 @@ from uuidkit.uiap import (
     Event,
     Message,
     MessageType,
+    NumberSpace,
     Transmit,
     UIDSpace,
     decode,
@@ -68,9 +69,14 @@ class Wire:
         self._events: dict[int, list[Event]] = {}
         self.now = 0.0
 
-    def device(self, device_id: int, config: EngineConfig | None = None) -> Engine:
-        """A new engine, its randomness seeded by its ID."""
-        engine = Engine(device_id, random.Random(device_id), config or self.config)
+    def device(
+        self,
+        device_id: int,
+        config: EngineConfig | None = None,
+        domains: Mapping[DomainID, NumberSpace] | None = None,
+    ) -> Engine:
+        """A new engine, its randomness seeded by its ID, knowing ``domains``' rules."""
+        engine = Engine(device_id, random.Random(device_id), config or self.config, domains=domains)
         self.engines[device_id] = engine
         self._events[device_id] = []
         return engine

@@ -257,20 +257,24 @@ def test_bytearray_and_memoryview_are_accepted() -> None:
 
 def test_reserved_fields_are_ignored_on_receipt_and_zero_on_send() -> None:
     # §4.1: every reserved field "MUST be set 0 by sender and ignored by receiver": octet 1
-    # bits 12-13, octet 2, the 7 low bits of the Domain ID flags, octet 32; and for a
-    # non-range, BA2 and UID Len 2 (ignored "if the UID space is not a range").
-    noisy = _header(o1=0x0C, o2=0xFF, o31=0x7F, o32=0xFF, o33=0b000_111_00, o35=0)
+    # bits 12-13, octet 2, octet 32; and for a non-range, BA2 and UID Len 2 (ignored "if
+    # the UID space is not a range"). The DID's reserved flag bits are part of the DID.
+    noisy = _header(o1=0x0C, o2=0xFF, o32=0xFF, o33=0b000_111_00, o35=0)
     assert decode(bytes(noisy)) == VECTORS[0].message
     assert encode(decode(bytes(noisy))) == VECTORS[0].octets
     stated_len2 = _header(o35=9)  # UID Len 2 names 9 octets that are not there: ignored
     assert decode(bytes(stated_len2)) == VECTORS[0].message
 
 
-def test_reserved_bits_on_a_deny_and_j_flag_survive() -> None:
+def test_reserved_did_flag_bits_survive_decode_and_encode() -> None:
+    # §2.2: the flags octet is "always treated as part of the DID": a DID with reserved
+    # bits set is another domain, and goes out exactly as it came in.
     noisy = _range_vector()
     noisy[31] |= 0x7F  # reserved flag bits beside J = 1
     message = decode(bytes(noisy))
-    assert message.domain == RIGHT_DOMAIN and message.domain.right_justified
+    assert message.domain != RIGHT_DOMAIN and message.domain.right_justified
+    assert message.domain.value == RIGHT_DOMAIN.value | 0x7F
+    assert encode(message) == bytes(noisy)
 
 
 class TestDomainRules:

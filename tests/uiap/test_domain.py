@@ -39,12 +39,14 @@ def test_layout_seven_octets_and_flags() -> None:
     assert not DomainID.parse("1:2:3:0").right_justified
 
 
-def test_reserved_flag_bits() -> None:
-    # §4.1: the 7 reserved flag bits "MUST be set 0 by sender and ignored by receiver".
-    with pytest.raises(DomainIDError, match="reserved bits") as caught:
-        DomainID.parse("1:2:3:1")
-    assert caught.value.position == 7
-    assert DomainID.from_wire(bytes.fromhex("00010002000300ff")) == DomainID.parse("1:2:3:80")
+def test_reserved_flag_bits_are_part_of_the_did() -> None:
+    # §2.2: the flags "are always treated as part of the DID"; §4.1: "UIAP devices treat
+    # the Domain ID as an unformatted identifier". Only J changes how UIDs compare.
+    noisy = DomainID.from_wire(bytes.fromhex("00010002000300ff"))
+    assert noisy.to_bytes() == bytes.fromhex("00010002000300ff")
+    assert noisy != DomainID.parse("1:2:3:80") and noisy.right_justified
+    assert noisy.reserved_flags == 0x7F and DomainID.parse("1:2:3:80").reserved_flags == 0
+    assert DomainID.parse("1:2:3:1") == DomainID(0x0001_0002_0003_0001)
 
 
 @pytest.mark.parametrize(

@@ -13,12 +13,14 @@ from uuidkit.uiap import (
     LIFETIME_INFINITE,
     ClaimDefended,
     ClaimFailed,
+    ClaimLost,
     ClaimSucceeded,
     DeviceIDConflictSuspected,
     DropReason,
     Engine,
     EngineConfig,
     FailureReason,
+    LossReason,
     ProxyDefended,
     ProxyDefenseEnded,
     ProxyDefenseStarted,
@@ -134,8 +136,14 @@ def test_merged_sites_notice_a_collision_only_when_one_side_reclaims() -> None:
     assert wire.log == []  # nothing detects it
     assert wire.engines[2].claim(DOMAIN, unique(5), 600, 50.0, reclaim=True) == late
     wire.run(60.0)
-    # Device 1 holds the claim (not in progress), so it simply denies the reclaim.
-    assert wire.events(2)[-1] == ClaimFailed(late, FailureReason.DENIED, DOMAIN, unique(5))
+    # Device 1 holds the claim (not in progress), so it simply denies the reclaim; device
+    # 2's claim, granted before the merge, is lost (§2.1.2 "Recovery after collision is
+    # the responsibility of the application", which must hear of it).
+    assert wire.events(2)[-2:] == [
+        ClaimFailed(late, FailureReason.DENIED, DOMAIN, unique(5)),  # the reclaim's result
+        ClaimLost(late, LossReason.RECLAIM_DENIED, DOMAIN, unique(5)),
+    ]
+    assert wire.engines[2].get_timer() is None  # nothing left to defend or expire
     assert isinstance(wire.events(1)[-1], ClaimDefended)
 
 
@@ -207,7 +215,7 @@ def test_proxy_never_defends_against_the_original_claimant_and_forwards_its_atte
 def test_only_x_and_r_attempts_are_proxied(
     proxy: bool, reclaim: bool, lifetime: int, started: bool
 ) -> None:
-    engine = Engine(9, random.Random(0))
+    engine = Engine(9, random.Random(0), EngineConfig(max_proxy_lifetime=None))
     engine.add_interface("a")
     message = attempt(1, 5, unique(5), proxy=proxy, reclaim=reclaim, lifetime=lifetime)
     inject(engine, message, "a", 1, 1.0)

@@ -29,10 +29,11 @@ from uuidkit.uiap.codec import as_encoded, with_hop_limit
 from uuidkit.uiap.constants import UIAP_HOP_LIMIT
 
 #: (offset, mask) of every bit a receiver ignores in a unique or prefix message (UIAP §4.1):
-#: octet 1 bits 12-13, octet 2, the reserved flag bits of the DID, octet 32, BA2, UID Len 2.
-IGNORED_BITS = ((1, 0x0C), (2, 0xFF), (31, 0x7F), (32, 0xFF), (33, 0x1C), (35, 0xFF))
+#: octet 1 bits 12-13, octet 2, octet 32, BA2, UID Len 2. The reserved flag bits of the DID
+#: are not among them: they are part of the DID (§2.2) and kept.
+IGNORED_BITS = ((1, 0x0C), (2, 0xFF), (32, 0xFF), (33, 0x1C), (35, 0xFF))
 #: In a range BA2 and UID Len 2 are fields, not ignored.
-RANGE_IGNORED_BITS = IGNORED_BITS[:4]
+RANGE_IGNORED_BITS = IGNORED_BITS[:3]
 
 
 def _noisy(message: Message, noise: list[int]) -> bytes:
@@ -68,7 +69,7 @@ def test_forwarded_and_deny_copies_are_byte_identical(message: Message) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(messages(), st.lists(st.integers(0, 255), min_size=6, max_size=6))
+@given(messages(), st.lists(st.integers(0, 255), min_size=5, max_size=5))
 def test_ignored_bits_are_cleared_before_reuse(message: Message, noise: list[int]) -> None:
     noisy = _noisy(message, noise)
     decoded = decode(noisy)
@@ -135,7 +136,7 @@ def _engine() -> Engine:
 
 def test_engine_forwards_noisy_attempt_with_reserved_fields_cleared() -> None:
     message = attempt(1, 100, unique(5), hop_limit=7)
-    noisy = _noisy(message, [0xFF] * 6)
+    noisy = _noisy(message, [0xFF] * 5)
     engine = _engine()
     engine.receive_datagram(noisy, "a", 1, 0.0)
     (forwarded,) = engine.datagrams_to_send()
@@ -149,7 +150,7 @@ def test_engine_denies_and_relays_denies_with_the_encoded_octets() -> None:
     engine.handle_timer(5.0)
     engine.datagrams_to_send()
     conflicting = attempt(1, 100, unique(7), hop_limit=3)
-    engine.receive_datagram(_noisy(conflicting, [0xFF] * 6), "a", 1, 5.0)
+    engine.receive_datagram(_noisy(conflicting, [0xFF] * 5), "a", 1, 5.0)
     (deny,) = engine.datagrams_to_send()
     assert (deny.interface, deny.destination) == ("a", 1)
     assert deny.data == encode(conflicting.deny())
@@ -157,7 +158,7 @@ def test_engine_denies_and_relays_denies_with_the_encoded_octets() -> None:
     engine.receive_datagram(encode(passing), "a", 2, 5.1)
     engine.datagrams_to_send()
     denied_further_out = passing.deny().replace(hop_limit=4)
-    engine.receive_datagram(_noisy(denied_further_out, [0xFF] * 6), "b", 3, 5.2)
+    engine.receive_datagram(_noisy(denied_further_out, [0xFF] * 5), "b", 3, 5.2)
     (relayed,) = engine.datagrams_to_send()
     assert (relayed.interface, relayed.destination) == ("a", 2)
     assert relayed.data == encode(denied_further_out.forwarded())

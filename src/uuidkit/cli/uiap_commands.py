@@ -18,11 +18,16 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import sys
 from typing import Any, Final
 
 from uuidkit.testing.scenario import TOPOLOGIES, Scenario, load_scenario, run_scenario
 
 __all__ = ["register", "simulate_command"]
+
+#: Exit status of a denied claim (0: granted, 2: bad input or daemon unreachable).
+EXIT_DENIED: Final = 1
+EXIT_UNREACHABLE: Final = 2
 
 #: Flags that map one-to-one onto :class:`Scenario` fields.
 _SCENARIO_FLAGS: Final = (
@@ -75,6 +80,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     simulate.add_argument("--until", type=float, metavar="S", help="stop at this virtual time")
     simulate.add_argument("--json", action="store_true", help="print one JSON object")
     simulate.set_defaults(handler=simulate_command)
+    _register_daemon_commands(commands)
 
 
 def _scenario(args: argparse.Namespace) -> Scenario:
@@ -102,4 +108,194 @@ def simulate_command(args: argparse.Namespace) -> int:
             f"link loss {scenario.link.loss}"
         )
         print(report.format_table())
+    return 0
+
+
+# ---------------------------------------------------------------------- the daemon and its API
+
+
+def _register_daemon_commands(commands: argparse._SubParsersAction[Any]) -> None:
+    """``uiap daemon`` and the API commands ``claim``, ``release``, ``list``, ``status``,
+    ``watch`` (docs/uiap-api.md).
+
+    References: UIAP §2.1.1, §4.4, §7, §10.
+    """
+    daemon = commands.add_parser(
+        "daemon",
+        help="run the UIAP service in the foreground (API on a Unix socket)",
+        description="Run the UIAP daemon; flags override the --config TOML file.",
+    )
+    daemon.add_argument("--config", metavar="FILE", help="TOML configuration file")
+    daemon.add_argument("--socket", metavar="PATH", help="API socket path")
+    daemon.add_argument("--state-dir", metavar="DIR", help="claims and device ID directory")
+    daemon.add_argument(
+        "--interface", action="append", metavar="NAME", help="run on NAME (repeatable)"
+    )
+    daemon.add_argument("--claim-period", type=float, metavar="S", help="UIAP_CLAIM_PERIOD")
+    daemon.add_argument("--claim-timeout", type=float, metavar="S", help="UIAP_CLAIM_TIMEOUT")
+    daemon.add_argument("--group", metavar="ADDR", help="UIAP multicast group")
+    daemon.add_argument("--port", type=int, metavar="N", help="UDP claim port (default 1021)")
+    daemon.add_argument("--reply-port", type=int, metavar="N", help="UDP reply port (1022)")
+    daemon.add_argument("--ipv4", action="store_true", default=None, help="use IPv4")
+    daemon.add_argument("--key-file", metavar="FILE", help="site key file (mode 0600)")
+    daemon.add_argument("--log-level", choices=("debug", "info", "warning", "error"))
+    daemon.set_defaults(handler=daemon_command)
+
+    claim = _api_parser(commands, "claim", "claim a UID space through the daemon")
+    claim.add_argument("--domain", required=True, metavar="DID", help="Domain ID (UIAP §6.1)")
+    space = claim.add_mutually_exclusive_group(required=True)
+    space.add_argument("--uid", metavar="HEX", help="one UID")
+    space.add_argument("--prefix", metavar="HEX", help="every UID with this prefix")
+    space.add_argument("--range", nargs=2, metavar="HEX", help="an inclusive range")
+    claim.add_argument("--lifetime", type=int, default=3600, metavar="S", help="seconds")
+    claim.add_argument("--reclaim", action="store_true", help="send a reclaim (R flag)")
+    claim.add_argument("--renew", action="store_true", help="keep renewing until released")
+    claim.add_argument("--json", action="store_true", help="print one JSON object")
+    claim.set_defaults(handler=claim_command)
+    release = _api_parser(commands, "release", "release a claim")
+    release.add_argument("claim", metavar="CLAIM", help="claim ID")
+    release.set_defaults(handler=release_command)
+    for name, what, handler in (
+        ("list", "list the daemon's claims", list_command),
+        ("status", "show the daemon's status", status_command),
+    ):
+        parser = _api_parser(commands, name, what)
+        parser.add_argument("--json", action="store_true", help="print JSON")
+        parser.set_defaults(handler=handler)
+    watch = _api_parser(commands, "watch", "print the daemon's events as JSON lines")
+    watch.set_defaults(handler=watch_command)
+
+
+def _api_parser(commands: argparse._SubParsersAction[Any], name: str, what: str) -> Any:
+    parser = commands.add_parser(name, help=what, description=what.capitalize() + ".")
+    parser.add_argument("--socket", required=True, metavar="PATH", help="the daemon's socket")
+    return parser
+
+
+def daemon_command(args: argparse.Namespace) -> int:
+    """Run the daemon in the foreground; 2 for a bad setting (one line naming the key)."""
+    from uuidkit.daemon.main import run
+
+    overrides = {
+        "socket": args.socket,
+        "state_dir": args.state_dir,
+        "interfaces": tuple(args.interface) if args.interface else None,
+        "claim_period": args.claim_period,
+        "claim_timeout": args.claim_timeout,
+        "group": args.group,
+        "port": args.port,
+        "reply_port": args.reply_port,
+        "ipv4": args.ipv4,
+        "key_file": args.key_file,
+        "log_level": args.log_level,
+    }
+    return run(args.config, overrides)
+
+
+def _api_call(args: argparse.Namespace, call: Any) -> tuple[int, Any]:
+    """Run ``call(client)``; an unreachable daemon or an API error is one line, status 2."""
+    from uuidkit.uiap.api import APIError
+    from uuidkit.uiap.client import Client
+
+    try:
+        with Client(args.socket) as client:
+            return 0, call(client)
+    except APIError as error:
+        print(f"uuidkit: error: {error} ({error.code.value})", file=sys.stderr)
+        return EXIT_UNREACHABLE, None
+
+
+def claim_command(args: argparse.Namespace) -> int:
+    """Claim; 0 granted, 1 denied, 2 bad input or daemon unreachable."""
+    from uuidkit.uiap.domain import DomainID
+    from uuidkit.uiap.space import UIDSpace
+
+    domain = DomainID.parse(args.domain)
+    try:
+        if args.uid is not None:
+            space = UIDSpace.unique(bytes.fromhex(args.uid))
+        elif args.prefix is not None:
+            space = UIDSpace.prefix(bytes.fromhex(args.prefix))
+        else:
+            space = UIDSpace.range(bytes.fromhex(args.range[0]), bytes.fromhex(args.range[1]))
+    except ValueError as error:
+        raise ValueError(f"UID space: {error}") from None
+    status, result = _api_call(
+        args,
+        lambda client: client.claim(
+            domain, space, args.lifetime, reclaim=args.reclaim, renew=args.renew
+        ),
+    )
+    if result is None:
+        return status
+    if args.json:
+        print(json.dumps(dict(result.raw), sort_keys=True))
+    elif result.granted:
+        expires = "never" if result.expires is None else _when(result.expires)
+        print(f"granted: claim {result.claim}, expires {expires} ({result.latency:.3f} s)")
+    else:
+        print(f"denied: {result.reason} ({result.latency:.3f} s)")
+    return 0 if result.granted else EXIT_DENIED
+
+
+def _when(unix: float) -> str:
+    import datetime
+
+    return datetime.datetime.fromtimestamp(unix, datetime.UTC).isoformat(timespec="seconds")
+
+
+def release_command(args: argparse.Namespace) -> int:
+    status, _ = _api_call(args, lambda client: client.release(args.claim))
+    if status == 0:
+        print(f"released {args.claim}")
+    return status
+
+
+def list_command(args: argparse.Namespace) -> int:
+    status, claims = _api_call(args, lambda client: client.list_claims())
+    if claims is None:
+        return status
+    if args.json:
+        print(json.dumps(claims, sort_keys=True))
+        return 0
+    for claim in claims:
+        space = claim.get("uid") or claim.get("prefix") or "..".join(claim.get("range", []))
+        kind = "uid" if "uid" in claim else "prefix" if "prefix" in claim else "range"
+        expires = "never" if claim["expires"] is None else _when(claim["expires"])
+        print(
+            f"{claim['claim']}  {claim['state']:<10} {claim['domain']}  {kind} {space}  "
+            f"expires {expires}{'  renew' if claim['renew'] else ''}"
+        )
+    return 0
+
+
+def status_command(args: argparse.Namespace) -> int:
+    status, body = _api_call(args, lambda client: client.status())
+    if body is None:
+        return status
+    if args.json:
+        print(json.dumps(body, sort_keys=True))
+        return 0
+    names = [i["name"] for i in body["interfaces"] if i.get("participating", True)]
+    print(f"device ID {body['device_id']}, pid {body['pid']}, protocol {body['version']}")
+    print(f"interfaces: {', '.join(names) or 'none'}")
+    print(f"claims: {json.dumps(body['claims'], sort_keys=True)}")
+    print(f"drops: {json.dumps(body['drops'], sort_keys=True)}")
+    print(f"authentication: {'on' if body['auth']['enabled'] else 'off'}")
+    return 0
+
+
+def watch_command(args: argparse.Namespace) -> int:
+    """Print events as JSON lines until interrupted or the daemon goes away."""
+    from uuidkit.uiap.api import APIError
+    from uuidkit.uiap.client import Client
+
+    try:
+        for event in Client(args.socket).watch():
+            print(json.dumps({"event": event.name, **event.fields}, sort_keys=True), flush=True)
+    except APIError as error:
+        print(f"uuidkit: error: {error} ({error.code.value})", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    except KeyboardInterrupt:
+        return 0
     return 0

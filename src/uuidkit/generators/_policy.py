@@ -160,6 +160,7 @@ def increment_words(random_bytes: RandomBytes, count: int, random_byte_count: in
 def wait_for_clock(
     clock: Clock,
     sleep_ns: Sleep,
+    monotonic_ns: Clock,
     ticks_of: Callable[[int], int],
     past: int,
     max_wait_ns: int,
@@ -167,24 +168,56 @@ def wait_for_clock(
 ) -> int:
     """Sleep until ``ticks_of(clock())`` exceeds ``past``; return that clock reading (ns).
 
-    Sleeps in steps of one tick (``tick_ns``), at most :data:`WAIT_STEP_NS` each.
-
-    The wait is bounded by the sum of requested sleeps, so a stalled clock cannot hang the
-    caller: after ``max_wait_ns`` it raises :class:`~uuidkit.CounterOverflowError`.
+    Sleeps in steps of one tick (``tick_ns``), at most :data:`WAIT_STEP_NS` each. The limit
+    is a deadline on ``monotonic_ns``, not a sum of requested sleeps: a sleep may last far
+    longer than asked (a loaded host), and a stalled or stepped wall clock cannot move the
+    deadline, so after ``max_wait_ns`` of real time it raises
+    :class:`~uuidkit.CounterOverflowError`.
 
     References: RFC 9562 §6.1 "Error Handling" ("stall the UUID generator until the system
     clock catches up"); RFC 4122 §4.2.1.2.
     """
-    slept_ns = 0
+    deadline = monotonic_ns() + max_wait_ns
+    step_ns = min(tick_ns, WAIT_STEP_NS)
     while True:
         now_ns = clock()
         if ticks_of(now_ns) > past:
             return now_ns
-        if slept_ns >= max_wait_ns:
+        remaining = deadline - monotonic_ns()
+        if remaining <= 0:
             raise CounterOverflowError(
                 f"counter exhausted at tick {past}: clock did not advance within "
                 f"{max_wait_ns} ns (policy WAIT)"
             )
-        step_ns = min(tick_ns, WAIT_STEP_NS)
-        sleep_ns(step_ns)
-        slept_ns += step_ns
+        sleep_ns(min(step_ns, remaining))
+
+
+def check_callable(name: str, value: object) -> None:
+    """Refuse an injected clock, random source or sleep that cannot be called.
+
+    References: RFC 9562 §6.1.
+    """
+    if not callable(value):
+        raise InvalidField(f"{name}: expected a callable, found {value!r}", name)
+
+
+def check_choice(name: str, value: object, kind: type) -> None:
+    """Refuse a policy or option that is not a member of the enum ``kind``.
+
+    References: RFC 9562 §6.2.
+    """
+    if not isinstance(value, kind):
+        raise InvalidField(f"{name}: expected a {kind.__name__}, found {value!r}", name)
+
+
+def check_int(name: str, value: object, low: int, high: int) -> int:
+    """``value`` if it is an exact int in ``[low, high]``, else :class:`~uuidkit.InvalidField`.
+
+    ``bool`` and int subclasses are refused: their comparisons may not be what they seem.
+
+    References: RFC 9562 §6.2.
+    """
+    if type(value) is not int or not low <= value <= high:
+        shown = value if type(value) is not int or value.bit_length() < 256 else "a huge int"
+        raise InvalidField(f"{name}: expected an int in [{low}, {high}], found {shown!r}", name)
+    return value

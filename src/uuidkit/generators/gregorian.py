@@ -17,21 +17,24 @@ from typing import Final
 from uuid import UUID
 
 from uuidkit import _system
-from uuidkit._bits import MASK_14, MASK_48, MASK_60
+from uuidkit._bits import CLOCK_SEQ_BITS, MASK_14, MASK_48, MASK_60, check_field
 from uuidkit._construct import from_int_unchecked
-from uuidkit.errors import ClockRegressionError, CounterOverflowError, GeneratorError, InvalidField
+from uuidkit.errors import GeneratorError, InvalidField
 from uuidkit.generators._policy import (
     Clock,
     ClockRegression,
     CounterOverflow,
     RandomBytes,
     Sleep,
+    check_callable,
+    check_choice,
     check_count,
+    check_int,
     register_for_fork,
-    wait_for_clock,
     word_stream,
 )
-from uuidkit.generators.node import MULTICAST_BIT, NodePolicy, resolve_node
+from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS, RESTART, SAME, Timeline
+from uuidkit.generators.node import MULTICAST_BIT, NODE_BITS, NodePolicy, random_node, resolve_node
 from uuidkit.layouts import v1_int, v6_int
 from uuidkit.timestamps import NS_PER_TICK, unix_ns_to_gregorian_ticks
 
@@ -58,8 +61,11 @@ class GregorianConfig:
     regression: ClockRegression = ClockRegression.RESEED
     #: RESEED only: regressions up to this many milliseconds are handled as KEEP.
     regression_window_ms: int = 0
-    #: WAIT only: longest total sleep before raising, in milliseconds.
+    #: WAIT only: longest total wait before raising, in milliseconds (monotonic time).
     max_wait_ms: int = 1_000
+    #: How far ahead of the clock timestamps may run (KEEP after a regression, ADVANCE after
+    #: an overflow), in milliseconds; beyond it KEEP restarts at the clock, ADVANCE raises.
+    max_ahead_ms: int = DEFAULT_MAX_AHEAD_MS
     #: v6 only (RFC 9562 §5.6): fresh pseudorandom clock_seq and node for every UUID.
     random_per_uuid: bool = False
 
@@ -70,10 +76,22 @@ class GregorianConfig:
                 f"clock_resolution_ns: expected a positive multiple of 100, found {resolution!r}",
                 "clock_resolution_ns",
             )
-        for name in ("regression_window_ms", "max_wait_ms"):
-            value = getattr(self, name)
-            if type(value) is not int or value < 0:
-                raise InvalidField(f"{name}: expected an int >= 0, found {value!r}", name)
+        if resolution > 1 << 40:
+            raise InvalidField(
+                f"clock_resolution_ns: expected at most 2**40, found {resolution!r}",
+                "clock_resolution_ns",
+            )
+        check_int("regression_window_ms", self.regression_window_ms, 0, 1 << 48)
+        check_int("max_wait_ms", self.max_wait_ms, 0, 1 << 32)
+        check_int("max_ahead_ms", self.max_ahead_ms, 0, 1 << 40)
+        check_choice("node", self.node, NodePolicy)
+        check_choice("overflow", self.overflow, CounterOverflow)
+        check_choice("regression", self.regression, ClockRegression)
+        if type(self.random_per_uuid) is not bool:
+            raise InvalidField(
+                f"random_per_uuid: expected a bool, found {self.random_per_uuid!r}",
+                "random_per_uuid",
+            )
 
 
 #: UUIDv6 defaults: fresh clock_seq and node per UUID (RFC 9562 §5.6 SHOULD); never goes
@@ -88,12 +106,14 @@ class _GregorianGenerator:
 
     __slots__ = (
         "__weakref__",
+        "_budget",
         "_clock",
-        "_high_tick",
+        "_index",
         "_last_tick",
         "_lock",
+        "_node_is_random",
         "_random_bytes",
-        "_sleep_ns",
+        "_timeline",
         "_words",
         "clock_seq",
         "config",
@@ -111,13 +131,33 @@ class _GregorianGenerator:
         clock: Clock = _system.system_clock_ns,
         random_bytes: RandomBytes = _system.random_bytes,
         sleep_ns: Sleep = _system.sleep_ns,
+        monotonic_ns: Clock = _system.monotonic_ns,
     ) -> None:
         self.config = config if config is not None else self._default_config()
+        if not isinstance(self.config, GregorianConfig):
+            raise InvalidField(f"config: expected a GregorianConfig, found {config!r}", "config")
         self._check_config(self.config)
+        for name, function in (
+            ("clock", clock),
+            ("random_bytes", random_bytes),
+            ("sleep_ns", sleep_ns),
+            ("monotonic_ns", monotonic_ns),
+        ):
+            check_callable(name, function)
+        if node is not None:
+            check_field("node", node, NODE_BITS)
+        if clock_seq is not None:
+            check_field("clock_seq", clock_seq, CLOCK_SEQ_BITS)
         self._clock = clock
         self._random_bytes = random_bytes
-        self._sleep_ns = sleep_ns
         self._lock = threading.Lock()
+        self._timeline = self._make_timeline(clock, sleep_ns, monotonic_ns)
+        #: Timestamps per clock interval (RFC 4122 §4.2.1.2), and the next one's index.
+        self._budget = self.config.clock_resolution_ns // NS_PER_TICK
+        self._index = 0
+        # A node this generator drew at random is replaced in a forked child (see
+        # reset_after_fork); a node the caller chose is kept.
+        self._node_is_random = node is None and self.config.node is NodePolicy.RANDOM
         #: 48-bit node in use (RFC 9562 §5.1).
         self.node = resolve_node(self.config.node, random_bytes) if node is None else node
         # RFC 9562 §5.1: "The clock sequence MUST be originally ... initialized to a random
@@ -125,9 +165,29 @@ class _GregorianGenerator:
         #: 14-bit clock sequence in use.
         self.clock_seq = self._random_clock_seq() if clock_seq is None else clock_seq
         self._last_tick = -1
-        self._high_tick = -1
         self._words: Iterator[int] = iter(())
         register_for_fork(self)
+
+    def _make_timeline(self, clock: Clock, sleep_ns: Sleep, monotonic_ns: Clock) -> Timeline:
+        config = self.config
+        resolution = config.clock_resolution_ns
+        return Timeline(
+            overflow=config.overflow,
+            regression=config.regression,
+            window_ticks=config.regression_window_ms * NS_PER_MS // resolution,
+            ahead_ticks=config.max_ahead_ms * NS_PER_MS // resolution,
+            # RFC 9562 §5.1: the timestamp is 60 bits; checked per value in _next_tick.
+            max_tick=(MASK_60 + 1) * NS_PER_TICK // resolution,
+            tick_ns=resolution,
+            ticks_of=lambda now_ns: now_ns // resolution,
+            clock=clock,
+            sleep_ns=sleep_ns,
+            monotonic_ns=monotonic_ns,
+            max_wait_ns=config.max_wait_ms * NS_PER_MS,
+            unit=f"clock intervals of {resolution} ns",
+            exhausted=f"timestamp: the {resolution // NS_PER_TICK} ticks of the clock interval "
+            "are used",
+        )
 
     @staticmethod
     def _default_config() -> GregorianConfig:
@@ -182,19 +242,32 @@ class _GregorianGenerator:
         References: RFC 9562 §5.1 ("if the Node ID changes ..., setting the clock sequence to
         a random number minimizes the probability of a duplicate").
         """
+        check_field("node", node, NODE_BITS)
         with self._lock:
+            self._node_is_random = False
             if node != self.node:
                 self.node = node
                 self.clock_seq = self._random_clock_seq()
 
     def reset_after_fork(self) -> None:
-        """In a forked child: new lock, new clock sequence, so no timestamp repeats the parent's.
+        """In a forked child: new lock, new random node (if it was random), new clock sequence.
 
-        References: RFC 9562 §6.9 (reseed upon process forks).
+        A random node is drawn afresh, so sibling children of one parent differ in 47 random
+        node bits and cannot emit one another's values; a node the caller fixed is kept, and
+        only the clock sequence (14 bits) separates the child from its parent and siblings.
+
+        References: RFC 9562 §6.9 (reseed upon process forks), §6.10.
         """
         self._lock = threading.Lock()
         self._words = iter(())
-        self.clock_seq = (self.clock_seq + 1 + (self._random_clock_seq() % MASK_14)) & MASK_14
+        self._timeline.reset()
+        self._last_tick = -1
+        if self._node_is_random:
+            self.node = random_node(self._random_bytes)
+            self.clock_seq = self._random_clock_seq()
+        else:
+            # A different clock sequence from the parent's (+1 to +2**14-1).
+            self.clock_seq = (self.clock_seq + 1 + (self._random_clock_seq() % MASK_14)) & MASK_14
 
     def _next_int(self) -> int:
         tick = self._next_tick()
@@ -212,74 +285,38 @@ class _GregorianGenerator:
             bits = next(self._words)
         return bits >> 50, (bits & MASK_48) | MULTICAST_BIT
 
-    def _clock_tick(self, now_ns: int) -> int:
-        """The 100 ns tick at the start of the clock interval holding ``now_ns``."""
-        resolution = self.config.clock_resolution_ns
-        return unix_ns_to_gregorian_ticks(now_ns - now_ns % resolution)
-
     def _next_tick(self) -> int:
-        config = self.config
-        clock_tick = self._clock_tick(self._clock())
-        if clock_tick < self._high_tick and self._on_regression(clock_tick):
-            return self._use(clock_tick, restarted=True)
-        self._high_tick = max(self._high_tick, clock_tick)
-        tick = max(self._high_tick, self._last_tick + 1)
-        budget = config.clock_resolution_ns // NS_PER_TICK
-        if tick >= self._high_tick + budget:
-            tick = self._on_overflow(tick)
-        return self._use(tick, restarted=False)
+        """The next 60-bit timestamp: a clock interval's start plus the index within it.
 
-    def _use(self, tick: int, *, restarted: bool) -> int:
+        Every decision about time is the shared :class:`Timeline`'s; a RESTART (an accepted
+        regression) changes the clock sequence, as RFC 9562 §5.1 requires.
+        """
+        timeline = self._timeline
+        interval = self._clock() // self.config.clock_resolution_ns
+        move = SAME if interval == timeline.tick else timeline.reading(interval)
+        if move == SAME:
+            self._index += 1
+            if self._index >= self._budget:
+                move = timeline.overflow(interval)
+        if move != SAME:
+            self._index = 0
+            if move == RESTART:
+                # RFC 9562 §5.1: "If the clock is set backwards ... the clock sequence MUST be
+                # changed. If the previous value of the clock sequence is known, it MAY be
+                # incremented".
+                self.clock_seq = (self.clock_seq + 1) & MASK_14
+        tick = (
+            unix_ns_to_gregorian_ticks(timeline.tick * self.config.clock_resolution_ns)
+            + self._index
+        )
         # RFC 9562 §6.2 "Monotonic Error Checking", on the timestamp: only an accepted
         # regression (with its new clock sequence) may step back.
-        if tick <= self._last_tick and not restarted:
+        if tick <= self._last_tick and move != RESTART:
             raise GeneratorError(f"monotonic check failed: timestamp {tick} <= {self._last_tick}")
-        if tick > MASK_60:
+        if not 0 <= tick <= MASK_60:
             raise GeneratorError(f"timestamp: {tick} does not fit the 60-bit field (RFC 9562 §5.1)")
         self._last_tick = tick
         return tick
-
-    def _on_regression(self, clock_tick: int) -> bool:
-        """Apply the regression policy; True if the generator restarts at ``clock_tick``."""
-        behind_ticks = self._high_tick - clock_tick
-        policy = self.config.regression
-        if policy is ClockRegression.RAISE:
-            raise ClockRegressionError(
-                f"clock went back {behind_ticks * NS_PER_TICK} ns below the last timestamp "
-                f"{self._high_tick}; policy RAISE"
-            )
-        window_ticks = self.config.regression_window_ms * (NS_PER_MS // NS_PER_TICK)
-        if policy is ClockRegression.RESEED and behind_ticks > window_ticks:
-            # RFC 9562 §5.1: "If the clock is set backwards ... the clock sequence MUST be
-            # changed. If the previous value of the clock sequence is known, it MAY be
-            # incremented".
-            self.clock_seq = (self.clock_seq + 1) & MASK_14
-            self._high_tick = clock_tick
-            return True
-        return False
-
-    def _on_overflow(self, tick: int) -> int:
-        policy = self.config.overflow
-        if policy is CounterOverflow.ADVANCE:
-            return tick
-        if policy is CounterOverflow.RAISE:
-            raise CounterOverflowError(
-                f"timestamp: the {self.config.clock_resolution_ns // NS_PER_TICK} ticks of the "
-                f"clock interval at {self._high_tick} are used; policy RAISE"
-            )
-        # RFC 4122 §4.2.1.2: "the UUID service MUST either return an error, or stall the UUID
-        # generator until the system clock catches up".
-        max_wait_ns = self.config.max_wait_ms * NS_PER_MS
-        now_ns = wait_for_clock(
-            self._clock,
-            self._sleep_ns,
-            self._clock_tick,
-            self._last_tick,
-            max_wait_ns,
-            self.config.clock_resolution_ns,
-        )
-        self._high_tick = self._clock_tick(now_ns)
-        return self._high_tick
 
 
 class V1Generator(_GregorianGenerator):

@@ -6,11 +6,9 @@ References: RFC 9562 §5.1 (node), §6.9, §6.10 (UUIDs That Do Not Identify the
 from __future__ import annotations
 
 import enum
-import hashlib
 import platform
 import sys
 import uuid
-from pathlib import Path
 from typing import Final
 
 from uuidkit._bits import MASK_48
@@ -19,6 +17,7 @@ from uuidkit.generators._policy import RandomBytes
 
 __all__ = [
     "MULTICAST_BIT",
+    "NODE_BITS",
     "NodePolicy",
     "mac_node",
     "random_node",
@@ -27,6 +26,8 @@ __all__ = [
     "system_identity",
 ]
 
+#: RFC 9562 §5.1: the node is 48 bits.
+NODE_BITS: Final = 48
 #: The unicast/multicast bit: the least significant bit of the first octet of the node.
 MULTICAST_BIT: Final = 1 << 40
 #: Files that hold a per-installation identifier on common systems.
@@ -63,6 +64,8 @@ def system_identity() -> bytes:
 
     References: RFC 9562 §6.10 ("accumulate as many sources as possible into a buffer").
     """
+    from pathlib import Path  # here, not at module level: keeps `import uuidkit` fast
+
     parts = [platform.node(), sys.platform, platform.platform(), platform.machine()]
     for name in _MACHINE_ID_FILES:
         try:
@@ -79,6 +82,8 @@ def stable_node(identity: bytes | None = None) -> int:
     References: RFC 9562 §6.10 ("use a message digest (such as SHA-256 ...), take an
     arbitrary 6 bytes from the hash value, and set the multicast bit").
     """
+    import hashlib  # here, not at module level: keeps `import uuidkit` fast
+
     digest = hashlib.sha256(identity if identity is not None else system_identity()).digest()
     # RFC 9562 §6.10: the multicast bit MUST be set on a node that is not an IEEE address.
     return int.from_bytes(digest[:6]) | MULTICAST_BIT

@@ -338,7 +338,13 @@ class _CountingNodeBound(_NodeBound):
         elif self._overflow is CounterOverflow.WAIT:
             step_ns = NS_PER_MS >> self._tick_fraction_bits()
             now_ns = wait_for_clock(
-                self._clock, self._sleep_ns, self._ticks_of, self._tick, self._max_wait_ns, step_ns
+                self._clock,
+                self._sleep_ns,
+                _system.monotonic_ns,
+                self._ticks_of,
+                self._tick,
+                self._max_wait_ns,
+                step_ns,
             )
             self._start(self._ticks_of(now_ns))
         else:

@@ -45,16 +45,27 @@ from uuid import UUID
 from uuidkit import _system
 from uuidkit._bits import FRAME_HIGH_SHIFT, FRAME_MID_SHIFT, MASK_14, version_bits
 from uuidkit._construct import from_int_unchecked
-from uuidkit.errors import GeneratorError, InvalidField, StateFileError
+from uuidkit.errors import CounterOverflowError, GeneratorError, InvalidField
 from uuidkit.generators._policy import (
     Clock,
     RandomBytes,
+    Sleep,
+    check_callable,
+    check_choice,
     check_count,
+    check_int,
     register_for_fork,
+    wait_for_clock,
     word_stream,
 )
+from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS
 from uuidkit.generators.node import NodePolicy, resolve_node
-from uuidkit.generators.statefile import StateFile, StoredState, warn_unavailable
+from uuidkit.generators.statefile import (
+    DEFAULT_LOCK_TIMEOUT_MS,
+    StateFile,
+    StoredState,
+    warn_unavailable,
+)
 from uuidkit.layouts import v1_int, v6_int
 from uuidkit.timestamps import NS_PER_MS, NS_PER_TICK, unix_ns_to_gregorian_ticks
 
@@ -68,6 +79,7 @@ _TICKS_PER_MS: Final = NS_PER_MS // NS_PER_TICK
 _VERSION_7: Final = version_bits(7)
 _LOW_COUNTER_MASK: Final = (1 << (V7_COUNTER_BITS - 12)) - 1
 _TAIL_MASK: Final = (1 << V7_TAIL_BITS) - 1
+RANDOM: Final = NodePolicy.RANDOM
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,23 +94,30 @@ class SharedConfig:
     window_ms: int = 1_000
     #: v7 only: counter values per range (per millisecond per process before re-reserving).
     counter_block: int = 1 << 20
-    #: A stored window ending more than this many milliseconds after the clock is
-    #: "future-dated" and ignored (it must exceed ``window_ms``).
-    max_future_ms: int = 60_000
+    #: How far ahead of the clock values and stored windows may run, in milliseconds (at
+    #: least ``window_ms``). A generator whose clock falls further behind its last value
+    #: restarts at the clock; a stored window ending further ahead is "future-dated": it is
+    #: refused with a :class:`StateUnavailableWarning` and a fresh start.
+    max_future_ms: int = DEFAULT_MAX_AHEAD_MS
     #: fsync the file and its directory on every write.
     durable: bool = True
+    #: v1 only: longest wait for the clock to reach a new 100 ns tick, in milliseconds
+    #: (RFC 4122 §4.2.1.2: stall rather than run ahead).
+    max_wait_ms: int = 1_000
+    #: Longest wait for another process's lock on the state file, in milliseconds.
+    lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS
 
     def __post_init__(self) -> None:
         for name, low, high in (
             ("window_ms", 1, 1 << 32),
             ("counter_block", 1, 1 << (V7_COUNTER_BITS - 2)),
             ("max_future_ms", self.window_ms, 1 << 40),
+            ("max_wait_ms", 0, 1 << 32),
+            ("lock_timeout_ms", 0, 1 << 32),
         ):
-            value = getattr(self, name)
-            if type(value) is not int or not low <= value <= high:
-                raise InvalidField(
-                    f"{name}: expected an int in [{low}, {high}], found {value!r}", name
-                )
+            check_int(name, getattr(self, name), low, high)
+        if type(self.durable) is not bool:
+            raise InvalidField(f"durable: expected a bool, found {self.durable!r}", "durable")
 
 
 class _SharedGenerator(abc.ABC):
@@ -106,6 +125,7 @@ class _SharedGenerator(abc.ABC):
 
     _KIND = "v7"
     _RANGE_BITS = V7_COUNTER_BITS
+    _UNIT = "ms"
 
     def __init__(
         self,
@@ -113,11 +133,30 @@ class _SharedGenerator(abc.ABC):
         config: SharedConfig | None,
         clock: Clock,
         random_bytes: RandomBytes,
+        sleep_ns: Sleep = _system.sleep_ns,
+        monotonic_ns: Clock = _system.monotonic_ns,
     ) -> None:
         self.config = config if config is not None else SharedConfig()
-        self.file = StateFile(path, durable=self.config.durable)
+        if not isinstance(self.config, SharedConfig):
+            raise InvalidField(f"config: expected a SharedConfig, found {config!r}", "config")
+        for name, function in (
+            ("clock", clock),
+            ("random_bytes", random_bytes),
+            ("sleep_ns", sleep_ns),
+            ("monotonic_ns", monotonic_ns),
+        ):
+            check_callable(name, function)
+        self.file = StateFile(
+            path,
+            durable=self.config.durable,
+            lock_timeout_ms=self.config.lock_timeout_ms,
+            monotonic_ns=monotonic_ns,
+            sleep_ns=sleep_ns,
+        )
         self._clock = clock
         self._random_bytes = random_bytes
+        self._sleep_ns = sleep_ns
+        self._monotonic_ns = monotonic_ns
         self._lock = threading.Lock()
         self._in_memory: StoredState | None = None  # set when the file cannot be written
         self._window_end = -1
@@ -125,6 +164,9 @@ class _SharedGenerator(abc.ABC):
         self._range_end = 0
         self._unit = -1  # time unit of the last value (ms or tick)
         self._node: int | None = None
+        # Set by a restart: the next reservation ignores the stored window (it is too far
+        # ahead of the clock) and opens a new one at the clock.
+        self._fresh_start = False
         # RFC 4122 §4.2.1.1: "The state only needs to be read from stable storage once at
         # boot time": checked (and warned about) now; reservations re-read it under the lock
         # because other processes may have moved it.
@@ -150,11 +192,32 @@ class _SharedGenerator(abc.ABC):
         if stored.kind != self._KIND:
             warn_unavailable(self.file.path, f"kind {stored.kind!r}, expected {self._KIND!r}")
             return None
-        future_limit = now_unit + self.config.max_future_ms * self._units_per_ms()
-        if stored.window_end > future_limit:
-            warn_unavailable(self.file.path, f"future-dated: window ends at {stored.window_end}")
+        ahead = stored.window_end - now_unit
+        if ahead > self._ahead_units():
+            # Loud, never silent: continuing above this window would stamp every value that
+            # far ahead; the values it covers can only have been made by a clock that far
+            # ahead (max_future_ms bounds every generator's own run-ahead).
+            warn_unavailable(
+                self.file.path,
+                f"future-dated: window ends {ahead} {self._UNIT} after the clock, beyond "
+                f"max_future_ms={self.config.max_future_ms}",
+            )
             return None
         return stored
+
+    def _ahead_units(self) -> int:
+        return self.config.max_future_ms * self._units_per_ms()
+
+    def _restart(self, now_ns: int) -> None:
+        """The clock fell more than ``max_future_ms`` behind this generator's last value:
+        forget the range and the last value, and reserve afresh at the clock.
+
+        References: RFC 9562 §6.2 "Monotonic Error Checking"; RFC 4122 §4.2.1.1.
+        """
+        self._window_end = -1
+        self._range_end = self._range_start = 0
+        self._unit = -1
+        self._fresh_start = True
 
     def _units_per_ms(self) -> int:
         return 1
@@ -184,16 +247,20 @@ class _SharedGenerator(abc.ABC):
         if self._in_memory is None:
             try:
                 with self.file:
-                    stored = self._usable(self._read_current(), now_unit)
+                    stored = None if self._fresh_start else self._read_current()
+                    stored = self._usable(stored, now_unit)
                     state = self._adopt(stored, at, now_ns)
                     self.file.write(state)
-            except (OSError, StateFileError) as error:
+            except OSError as error:
+                # An unsafe file or a lock held too long is a StateFileError and propagates:
+                # only a location the disk refuses falls back to memory.
                 warn_unavailable(self.file.path, f"unwritable: {error}")
                 state = self._adopt(None, at, now_ns)
                 self._in_memory = state
         else:
-            state = self._adopt(self._in_memory, at, now_ns)
+            state = self._adopt(None if self._fresh_start else self._in_memory, at, now_ns)
             self._in_memory = state
+        self._fresh_start = False
         self._window_end = state.window_end
         self._range_end = state.next_range
         self._range_start = state.next_range - self._range_size()
@@ -202,7 +269,7 @@ class _SharedGenerator(abc.ABC):
     def _read_current(self) -> StoredState | None:
         # A file deleted since start-up (``uuidkit state reset``) is a fresh start; the
         # start-up read already warned about a missing file.
-        return self.file.read() if self.file.path.exists() else None
+        return self.file.read() if self.file.exists() else None
 
     def _adopt(self, stored: StoredState | None, at: int, now_ns: int) -> StoredState:
         return self._next_state(stored, at, now_ns)
@@ -238,6 +305,7 @@ class _SharedGenerator(abc.ABC):
         # An in-memory reservation (unwritable file) would hand the child the parent's next
         # range: the child retries the file and otherwise starts from a fresh random seed.
         self._in_memory = None
+        self._fresh_start = False
         self.file.reopen_after_fork()
 
 
@@ -265,8 +333,10 @@ class SharedV7Generator(_SharedGenerator):
         *,
         clock: Clock = _system.system_clock_ns,
         random_bytes: RandomBytes = _system.random_bytes,
+        sleep_ns: Sleep = _system.sleep_ns,
+        monotonic_ns: Clock = _system.monotonic_ns,
     ) -> None:
-        super().__init__(path, config, clock, random_bytes)
+        super().__init__(path, config, clock, random_bytes, sleep_ns, monotonic_ns)
         self._counter = 0
         self._last_position = -1
         self._words: Iterator[int] = iter(())
@@ -296,6 +366,11 @@ class SharedV7Generator(_SharedGenerator):
     def _next_int(self) -> int:
         now_ns = self._clock()
         now_ms = now_ns // NS_PER_MS
+        if self._unit - now_ms > self._ahead_units():
+            # KEEP within the bound; beyond it the clock wins (values below the earlier
+            # ones, from a fresh window and a fresh random counter).
+            self._restart(now_ns)
+            self._last_position = -1
         if now_ms > self._window_end:
             # Never below this generator's own last millisecond: after a fork the child keeps
             # it while its clock may read earlier (KEEP), and a range of the current window
@@ -306,6 +381,11 @@ class SharedV7Generator(_SharedGenerator):
             self._counter = self._range_start
         if self._counter >= self._range_end:
             self._take_range(self._unit, now_ns)
+            if self._unit - now_ms > self._ahead_units():
+                raise CounterOverflowError(
+                    f"{self.file.path}: every counter range up to unix_ts_ms {self._unit} is "
+                    f"used, more than max_future_ms={self.config.max_future_ms} ahead"
+                )
         counter = self._counter
         self._counter = counter + 1
         position = (self._unit << V7_COUNTER_BITS) | counter
@@ -349,6 +429,9 @@ class SharedV6Generator(_SharedGenerator):
 
     _KIND = "v6"
     _RANGE_BITS = 14
+    _UNIT = "100 ns ticks"
+    #: v6 keeps counting ahead of a slow or regressed clock (within max_future_ms); v1 may not.
+    _RUNS_AHEAD = True
     _pack = staticmethod(v6_int)
 
     def __init__(
@@ -359,8 +442,11 @@ class SharedV6Generator(_SharedGenerator):
         node_policy: NodePolicy = NodePolicy.RANDOM,
         clock: Clock = _system.system_clock_ns,
         random_bytes: RandomBytes = _system.random_bytes,
+        sleep_ns: Sleep = _system.sleep_ns,
+        monotonic_ns: Clock = _system.monotonic_ns,
     ) -> None:
-        super().__init__(path, config, clock, random_bytes)
+        check_choice("node_policy", node_policy, NodePolicy)
+        super().__init__(path, config, clock, random_bytes, sleep_ns, monotonic_ns)
         self._node_policy = node_policy
         self._node = (
             None if node_policy is NodePolicy.RANDOM else resolve_node(node_policy, random_bytes)
@@ -374,30 +460,66 @@ class SharedV6Generator(_SharedGenerator):
         return _TICKS_PER_MS
 
     def _adopt(self, stored: StoredState | None, at: int, now_ns: int) -> StoredState:
-        if stored is not None and self._node is not None and stored.node != self._node:
-            # RFC 9562 §5.1: when the node changes, "setting the clock sequence to a random
-            # number minimizes the probability of a duplicate".
-            stored = None
-        if self._node is None:
-            self._node = (
-                stored.node
-                if stored is not None and stored.node is not None
-                else (resolve_node(NodePolicy.RANDOM, self._random_bytes))
-            )
+        if self._node_policy is not RANDOM:
+            if stored is not None and stored.node != self._node:
+                # RFC 9562 §5.1: when the node changes, "setting the clock sequence to a
+                # random number minimizes the probability of a duplicate".
+                stored = None
+        elif stored is not None and stored.node is not None:
+            self._node = stored.node  # the node the file's clock sequences belong to
+        else:
+            # No usable state (missing, corrupted, future-dated, or a restart): clock
+            # sequences handed out before are unknown, so a new random node keeps the new
+            # values apart from them (RFC 9562 §5.1: "if the node ID changes ..., setting the
+            # clock sequence to a random number minimizes the probability of a duplicate").
+            self._node = resolve_node(NodePolicy.RANDOM, self._random_bytes)
         return self._next_state(stored, at, now_ns)
 
     def _next_int(self) -> int:
         now_ns = self._clock()
-        tick = max(unix_ns_to_gregorian_ticks(now_ns), self._unit + 1)
+        now_tick = unix_ns_to_gregorian_ticks(now_ns)
+        if self._unit - now_tick > self._ahead_units():
+            self._restart(now_ns)  # beyond the bound: a fresh window, clock_seq and node
+        restarted = False
+        if now_tick <= self._unit and not self._RUNS_AHEAD:
+            now_ns, now_tick, restarted = self._without_running_ahead(now_ns, now_tick)
+        tick = max(now_tick, self._unit + 1) if not restarted else now_tick
         if tick > self._window_end or self._range_end == 0:
-            tick = self._reserve(tick, now_ns)
+            reserved = self._reserve(tick, now_ns)
+            tick = now_tick if restarted else reserved
             self._clock_seq = self._range_start & MASK_14
-        # RFC 9562 §6.2 "Monotonic Error Checking": the timestamp must exceed the last one.
-        if tick <= self._unit:
+        # RFC 9562 §6.2 "Monotonic Error Checking": the timestamp must exceed the last one
+        # (except after a regression, with a clock sequence this window never handed out).
+        if tick <= self._unit and not restarted:
             raise GeneratorError(f"monotonic check failed: timestamp {tick} <= {self._unit}")
         self._unit = tick
         assert self._node is not None
         return self._pack(tick, self._clock_seq, self._node)
+
+    def _without_running_ahead(self, now_ns: int, now_tick: int) -> tuple[int, int, bool]:
+        """v1: stall until the clock passes the last tick, or take a new clock sequence.
+
+        Returns the clock reading to use and whether a regression restarted the sequence.
+
+        References: RFC 4122 §4.2.1.2 ("MUST either return an error, or stall"), §4.2.1.1
+        ("If the ... saved timestamp is later than the current timestamp, increment the
+        clock sequence value").
+        """
+        if now_tick == self._unit:  # the same 100 ns tick: stall
+            now_ns = wait_for_clock(
+                self._clock,
+                self._sleep_ns,
+                self._monotonic_ns,
+                unix_ns_to_gregorian_ticks,
+                self._unit,
+                self.config.max_wait_ms * NS_PER_MS,
+                NS_PER_TICK,
+            )
+            return now_ns, unix_ns_to_gregorian_ticks(now_ns), False
+        # The clock went back: a new range (clock sequence), stamped at the clock.
+        self._unit = -1
+        self._range_end = 0
+        return now_ns, now_tick, True
 
 
 class SharedV1Generator(SharedV6Generator):
@@ -411,4 +533,5 @@ class SharedV1Generator(SharedV6Generator):
     """
 
     _KIND = "v1"
+    _RUNS_AHEAD = False
     _pack = staticmethod(v1_int)

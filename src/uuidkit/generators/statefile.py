@@ -7,13 +7,27 @@ One file holds one time-based generator's reservation (see :mod:`uuidkit.generat
      "window_start": 1767225600000, "written_ns": 1767225600000123456}
 
 ``checksum`` is the CRC-32 (hex) of the other fields as canonical JSON (sorted keys, no
-spaces). Writes go to a temporary file in the same directory, which is fsynced, renamed over
-the state file, and followed by an fsync of the directory, so a crash leaves either the old
-or the new state, never a torn one. Readers and writers of one file serialise on
-``fcntl.flock`` of a companion ``<name>.lock`` file (the state file itself is replaced on
-every write, so it cannot carry the lock).
+spaces).
 
-A file that is missing, unreadable or fails any check is "state unavailable": the caller gets
+**Atomic and durable.** A write creates a temporary file with an unpredictable name in the
+same directory (``mkstemp``: ``O_CREAT | O_EXCL | O_NOFOLLOW``, mode 0600), writes it whole
+(short writes are completed), fsyncs it, renames it over the state file and fsyncs the
+directory. A crash at any point leaves the old state or the new one, never a torn one, and
+once :meth:`StateFile.write` returns the new state survives a power loss.
+
+**Safe in shared directories**, the way ssh treats its keys: the state file, its lock file
+and their directory are checked before use, and an unsafe one is refused with
+:class:`UnsafeStateError` naming the path and the reason: a directory writable by group or
+others without the sticky bit, or owned by another user; a path that is a symlink or not a
+regular file (a FIFO is never opened blocking); a file owned by another user, open to group
+or others (a lock file also when readable by them: mode 0600), or read-only (it is never
+silently replaced).
+
+**Lock.** Readers and writers of one file serialise on ``fcntl.flock`` of a companion
+``<name>.lock`` file (mode 0600, so other users cannot take it); the wait is bounded by
+``lock_timeout_ms`` on a monotonic clock and then raises :class:`~uuidkit.StateFileError`.
+
+A file that is missing or fails a format check is "state unavailable": the caller gets
 ``None`` and a :class:`StateUnavailableWarning`, never an exception.
 
 References: RFC 9562 §6.3; RFC 4122 §4.2.1.1, §4.2.1.3, §4.2.1.4.
@@ -21,20 +35,33 @@ References: RFC 9562 §6.3; RFC 4122 §4.2.1.1, §4.2.1.3, §4.2.1.4.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import json
 import os
 import stat
+import tempfile
 import warnings
 import zlib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Final
 
+from uuidkit import _system
 from uuidkit.errors import StateFileError
 
-__all__ = ["KINDS", "StateFile", "StateUnavailableWarning", "StoredState"]
+__all__ = [
+    "KINDS",
+    "FileSystem",
+    "StateFile",
+    "StateUnavailableWarning",
+    "StoredState",
+    "UnsafeStateError",
+    "load_regular_file",
+    "read_state_file",
+]
 
 FORMAT_NAME: Final = "uuidkit-generator-state"
 FORMAT_VERSION: Final = 1
@@ -43,6 +70,16 @@ KINDS: Final = ("v1", "v6", "v7")
 #: Larger files are not state files (a guard against reading something huge by mistake).
 _MAX_BYTES: Final = 4096
 _INT_FIELDS: Final = ("window_start", "window_end", "next_range", "written_ns")
+#: Permission bits a state file must not have: writable by group or others.
+_WRITABLE_BY_OTHERS: Final = 0o022
+#: Permission bits a lock file must not have: any access by group or others (whoever can
+#: open the lock file can take the lock and stall every generator).
+_OPEN_TO_OTHERS: Final = 0o077
+_SYMLINK: Final = "a symbolic link, not a state file (never followed)"
+#: Longest wait for the lock by default, in milliseconds.
+DEFAULT_LOCK_TIMEOUT_MS: Final = 10_000
+#: Longest single sleep while polling for the lock, in nanoseconds.
+_LOCK_POLL_NS: Final = 2_000_000
 
 
 class StateUnavailableWarning(UserWarning):
@@ -52,6 +89,14 @@ class StateUnavailableWarning(UserWarning):
     random clock sequence or counter, never a reused value.
 
     References: RFC 9562 §6.3; RFC 4122 §4.2.1.1.
+    """
+
+
+class UnsafeStateError(StateFileError):
+    """A state file, lock file or directory that another user could tamper with, or that is
+    not a regular file, a symlink, or read-only: refused, never followed or replaced.
+
+    References: RFC 9562 §6.3.
     """
 
 
@@ -116,8 +161,8 @@ class StoredState:
             raise StateFileError(f"kind: expected one of {KINDS}, found {kind!r}")
         numbers = {name: body[name] for name in _INT_FIELDS}
         for name, value in numbers.items():
-            if type(value) is not int or value < 0:
-                raise StateFileError(f"{name}: expected an int >= 0, found {value!r}")
+            if type(value) is not int or not 0 <= value < 1 << 64:
+                raise StateFileError(f"{name}: expected an int in [0, 2**64), found {value!r}")
         if node is not None and (type(node) is not int or not 0 <= node < 1 << 48):
             raise StateFileError(f"node: expected null or a 48-bit int, found {node!r}")
         state = cls(str(kind), node=node, **numbers)  # type: ignore[arg-type]
@@ -144,77 +189,329 @@ def warn_unavailable(path: Path, reason: str) -> None:
     )
 
 
+class FileSystem:
+    """The operating-system calls a :class:`StateFile` makes, one method each.
+
+    Tests replace methods to inject faults (a full disk, an I/O error, a short write, a crash
+    between two steps) and to model what survives a power loss. Each method looks its
+    function up when called, so patching :mod:`os` or :mod:`fcntl` reaches it too.
+
+    References: RFC 9562 §6.3.
+    """
+
+    def open(self, path: str, flags: int, mode: int = 0o600) -> int:
+        return os.open(path, flags, mode)
+
+    def read(self, descriptor: int, size: int) -> bytes:
+        return os.read(descriptor, size)
+
+    def write(self, descriptor: int, data: memoryview) -> int:
+        return os.write(descriptor, data)
+
+    def fsync(self, descriptor: int) -> None:
+        os.fsync(descriptor)
+
+    def close(self, descriptor: int) -> None:
+        os.close(descriptor)
+
+    def fstat(self, descriptor: int) -> os.stat_result:
+        return os.fstat(descriptor)
+
+    def stat(self, path: str) -> os.stat_result:
+        return os.stat(path)
+
+    def lstat(self, path: str) -> os.stat_result:
+        return os.lstat(path)
+
+    def replace(self, source: str, target: str) -> None:
+        os.replace(source, target)
+
+    def unlink(self, path: str) -> None:
+        os.unlink(path)
+
+    def flock(self, descriptor: int, operation: int) -> None:
+        fcntl.flock(descriptor, operation)
+
+    def mkstemp(self, directory: str, prefix: str) -> tuple[int, str]:
+        """A new file in ``directory`` with an unpredictable name: ``(descriptor, path)``.
+
+        ``tempfile.mkstemp`` opens with ``O_CREAT | O_EXCL | O_NOFOLLOW`` and mode 0600.
+        """
+        return tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=directory)
+
+
+_READ_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+_LOCK_FLAGS: Final = os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
 class StateFile:
     """A state file on disk, with its lock file, read and written as the module describes.
 
     References: RFC 9562 §6.3; RFC 4122 §4.2.1.1-§4.2.1.4.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, durable: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        durable: bool = True,
+        lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
+        filesystem: FileSystem | None = None,
+        monotonic_ns: Callable[[], int] = _system.monotonic_ns,
+        sleep_ns: Callable[[int], None] = _system.sleep_ns,
+    ) -> None:
+        if not isinstance(path, str | os.PathLike):
+            raise StateFileError(f"path: expected a str or os.PathLike, found {path!r}")
+        if type(lock_timeout_ms) is not int or lock_timeout_ms < 0:
+            raise StateFileError(
+                f"lock_timeout_ms: expected an int >= 0, found {lock_timeout_ms!r}"
+            )
         self.path = Path(path)
         self.lock_path = self.path.with_name(self.path.name + ".lock")
         #: fsync file and directory on every write (off only for throw-away tests).
         self.durable = durable
+        self.lock_timeout_ms = lock_timeout_ms
+        self.fs = filesystem if filesystem is not None else FileSystem()
+        self._monotonic_ns = monotonic_ns
+        self._sleep_ns = sleep_ns
         self._lock_fd: int | None = None
+
+    # --- safety checks ------------------------------------------------------------------
+
+    @staticmethod
+    def _refuse(path: Path | str, reason: str) -> UnsafeStateError:
+        return UnsafeStateError(f"{path}: {reason}; refused")
+
+    def check_directory(self) -> None:
+        """Refuse a directory others could use to swap or plant files (ssh ``StrictModes``).
+
+        Raises :class:`UnsafeStateError`; an absent directory is left to the caller's
+        ``OSError``.
+
+        References: RFC 9562 §6.3.
+        """
+        directory = self.path.parent
+        info = self.fs.stat(str(directory))
+        if not stat.S_ISDIR(info.st_mode):
+            raise NotADirectoryError(errno.ENOTDIR, "not a directory", str(directory))
+        if info.st_uid not in (os.geteuid(), 0):
+            raise self._refuse(directory, f"unsafe: directory owned by uid {info.st_uid}")
+        if info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX:
+            raise self._refuse(
+                directory,
+                f"unsafe: directory mode {stat.S_IMODE(info.st_mode):04o} is writable by other "
+                "users without the sticky bit",
+            )
+
+    def _check_file(
+        self, path: Path, info: os.stat_result, *, writing: bool, loose: int = _WRITABLE_BY_OTHERS
+    ) -> None:
+        if stat.S_ISLNK(info.st_mode):
+            raise self._refuse(path, _SYMLINK)
+        if not stat.S_ISREG(info.st_mode):
+            raise self._refuse(path, f"{_file_type(info.st_mode)}, not a state file")
+        if info.st_uid != os.geteuid():
+            raise self._refuse(path, f"unsafe: owned by uid {info.st_uid}, not {os.geteuid()}")
+        mode = stat.S_IMODE(info.st_mode)
+        if mode & loose:
+            raise self._refuse(path, f"unsafe: mode {mode:04o} is open to other users (chmod 600)")
+        if writing and not mode & stat.S_IWUSR:
+            raise self._refuse(path, f"read-only (mode {mode:04o}): it is not replaced")
+
+    # --- reading ------------------------------------------------------------------------
 
     def load(self) -> StoredState:
         """The stored state; raises :class:`~uuidkit.StateFileError` saying why it is unusable.
 
+        :class:`UnsafeStateError` (a subclass) when the file or directory is unsafe.
+
         References: RFC 4122 §4.2.1.1.
         """
         try:
-            return load_regular_file(self.path)[0]
+            return self.load_checked()[0]
         except FileNotFoundError:
             raise StateFileError(f"{self.path}: missing") from None
 
+    def load_checked(self) -> tuple[StoredState, os.stat_result]:
+        """The stored state and the ``fstat`` of the file it was read from.
+
+        Never blocks, never follows a symlink: the path is opened with ``O_NOFOLLOW |
+        O_NONBLOCK`` and anything but a safe regular file is refused before a byte is read.
+        Raises :class:`FileNotFoundError` for a missing file and
+        :class:`~uuidkit.StateFileError` naming the reason for every other problem.
+
+        References: RFC 9562 §6.3.
+        """
+        try:
+            self.check_directory()
+            # O_NOFOLLOW: a symlink fails with ELOOP; O_NONBLOCK: a FIFO opens at once and is
+            # refused by the fstat check instead of blocking until a writer appears.
+            descriptor = self.fs.open(str(self.path), _READ_FLAGS)
+        except FileNotFoundError:
+            raise
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                raise self._refuse(self.path, _SYMLINK) from None
+            raise StateFileError(f"{self.path}: unreadable: {error.strerror or error}") from None
+        try:
+            info = self.fs.fstat(descriptor)
+            self._check_file(self.path, info, writing=False)
+            raw = self._read_all(descriptor)
+        except OSError as error:
+            raise StateFileError(f"{self.path}: unreadable: {error.strerror or error}") from None
+        finally:
+            self.fs.close(descriptor)
+        try:
+            if len(raw) > _MAX_BYTES:
+                raise StateFileError(f"larger than {_MAX_BYTES} bytes")
+            return StoredState.from_text(raw.decode("utf-8")), info
+        except (StateFileError, UnicodeDecodeError) as error:
+            raise StateFileError(f"{self.path}: corrupted: {error}") from None
+
+    def _read_all(self, descriptor: int) -> bytes:
+        chunks = []
+        size = 0
+        while size <= _MAX_BYTES:
+            chunk = self.fs.read(descriptor, _MAX_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+
     def read(self) -> StoredState | None:
         """The stored state, or ``None`` (with a warning) when it is unavailable.
+
+        An unsafe file or directory is not "unavailable": :class:`UnsafeStateError` is raised.
 
         References: RFC 4122 §4.2.1.1.
         """
         try:
             return self.load()
+        except UnsafeStateError:
+            raise
         except StateFileError as error:
             warn_unavailable(self.path, str(error).removeprefix(f"{self.path}: "))
             return None
 
+    def exists(self) -> bool:
+        """Whether anything (even a dangling symlink) is at the state path.
+
+        References: RFC 9562 §6.3.
+        """
+        try:
+            self.fs.lstat(str(self.path))
+        except FileNotFoundError:
+            return False
+        return True
+
+    # --- writing ------------------------------------------------------------------------
+
     def write(self, state: StoredState) -> None:
-        """Replace the file atomically (temp file, fsync, rename, fsync directory); hold the lock.
+        """Replace the file atomically (temp file, fsync, rename, fsync directory).
+
+        Call with the lock held. Raises :class:`UnsafeStateError` for an unsafe directory or
+        an existing path that is a symlink, not a regular file, someone else's, open to
+        others or read-only; ``OSError`` when the disk refuses (the old state is intact and
+        the temporary file is removed).
 
         References: RFC 4122 §4.2.1.3.
         """
-        # One temporary name: writers are serialised by the lock, and a file left by a
-        # writer killed mid-write is truncated and reused rather than piling up.
-        temporary = self.path.with_name(f".{self.path.name}.tmp")
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        self.check_directory()
+        self._check_replaceable()
+        descriptor, temporary = self.fs.mkstemp(str(self.path.parent), f".{self.path.name}.")
         try:
-            data = memoryview(state.to_text().encode())
-            # os.write may write less than asked (a full disk): a short write left unchecked
-            # would be renamed over the state as a torn file.
-            while data:
-                data = data[os.write(descriptor, data) :]
-            if self.durable:
-                os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
-        os.replace(temporary, self.path)
-        if self.durable:
-            directory = os.open(self.path.parent, os.O_RDONLY)
             try:
-                os.fsync(directory)
+                self._write_all(descriptor, state.to_text().encode())
+                if self.durable:
+                    self.fs.fsync(descriptor)
             finally:
-                os.close(directory)
+                self.fs.close(descriptor)
+            self.fs.replace(temporary, str(self.path))
+        except BaseException:
+            self._discard(temporary)
+            raise
+        if self.durable:
+            # The rename lives in the directory: without this fsync a power loss can bring the
+            # old state back after write() returned, and a reservation would be handed out twice.
+            directory = self.fs.open(str(self.path.parent), os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                self.fs.fsync(directory)
+            finally:
+                self.fs.close(directory)
+
+    def _check_replaceable(self) -> None:
+        try:
+            info = self.fs.lstat(str(self.path))
+        except FileNotFoundError:
+            return
+        self._check_file(self.path, info, writing=True)
+
+    def _write_all(self, descriptor: int, data: bytes) -> None:
+        # os.write may write less than asked (a full disk): a short write left unchecked would
+        # be renamed over the state as a torn file.
+        view = memoryview(data)
+        while view:
+            written = self.fs.write(descriptor, view)
+            if written <= 0:
+                raise OSError(errno.EIO, "write made no progress", str(self.path))
+            view = view[written:]
+
+    def _discard(self, temporary: str) -> None:
+        with contextlib.suppress(OSError):
+            self.fs.unlink(temporary)  # our own mkstemp file: nobody else's data
+
+    # --- locking ------------------------------------------------------------------------
 
     def __enter__(self) -> StateFile:
-        """Take the cross-process lock (``fcntl.flock`` on the lock file)."""
+        """Take the cross-process lock; :class:`~uuidkit.StateFileError` after the timeout.
+
+        References: RFC 4122 §4.2.1.4 ("obtain a system-wide global lock").
+        """
         if self._lock_fd is None:
-            self._lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+            self._lock_fd = self._open_lock_file()[0]
+        self._lock(self._lock_fd)
         return self
+
+    def _lock(self, descriptor: int) -> None:
+        deadline = self._monotonic_ns() + self.lock_timeout_ms * 1_000_000
+        while True:
+            try:
+                self.fs.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                remaining = deadline - self._monotonic_ns()
+                if remaining <= 0:
+                    raise StateFileError(
+                        f"{self.lock_path}: lock held elsewhere for more than "
+                        f"{self.lock_timeout_ms} ms (lock_timeout_ms)"
+                    ) from None
+                self._sleep_ns(min(remaining, _LOCK_POLL_NS))
+
+    def _open_lock_file(self) -> tuple[int, bool]:
+        """The lock file's descriptor (never through a symlink); True if created here."""
+        self.check_directory()
+        path = str(self.lock_path)
+        try:
+            try:
+                return self.fs.open(path, _LOCK_FLAGS | os.O_CREAT | os.O_EXCL, 0o600), True
+            except FileExistsError:
+                descriptor = self.fs.open(path, _LOCK_FLAGS)
+        except OSError as error:
+            reason = _SYMLINK if error.errno == errno.ELOOP else error.strerror or str(error)
+            raise self._refuse(self.lock_path, f"unusable lock file: {reason}") from None
+        try:
+            info = self.fs.fstat(descriptor)
+            self._check_file(self.lock_path, info, writing=False, loose=_OPEN_TO_OTHERS)
+        except UnsafeStateError as error:
+            self.fs.close(descriptor)
+            reason = str(error).removeprefix(f"{self.lock_path}: ")
+            raise self._refuse(self.lock_path, f"unusable lock file: {reason}") from None
+        return descriptor, False
 
     def __exit__(self, *exc_info: object) -> None:
         if self._lock_fd is not None:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            self.fs.flock(self._lock_fd, fcntl.LOCK_UN)
 
     def reopen_after_fork(self) -> None:
         """Drop the inherited lock descriptor: a flock is shared by parent and child otherwise.
@@ -222,106 +519,74 @@ class StateFile:
         References: RFC 9562 §6.9; RFC 4122 §4.2.1.4.
         """
         if self._lock_fd is not None:
-            os.close(self._lock_fd)
+            self.fs.close(self._lock_fd)
             self._lock_fd = None
 
     def remove(self) -> bool:
         """Delete the file only if it provably is a state file; False if there is none.
 
-        Anything else (a symbolic link, a directory, a FIFO, a device, a file that fails any
-        check of :meth:`StoredState.from_text`) raises :class:`~uuidkit.StateFileError` and is
-        left untouched. The check is repeated under the lock, and the file is unlinked only if
-        the path still names the inode that passed it. No lock file is left behind unless a
-        generator made it: a generator may hold that one open, and deleting a lock file in use
-        would let two processes "hold" the lock at once.
+        Anything else (a symbolic link, a directory, a FIFO, a device, an unsafe file, a file
+        that fails any check of :meth:`StoredState.from_text`) raises
+        :class:`~uuidkit.StateFileError` and is left untouched. The check is repeated under
+        the lock, and the file is unlinked only if the path still names the inode that passed
+        it. No lock file is left behind unless a generator made it: a generator may hold that
+        one open, and deleting a lock file in use would let two processes "hold" the lock.
 
         References: RFC 9562 §6.3.
         """
         try:
-            load_regular_file(self.path)
+            self.load_checked()
         except FileNotFoundError:
             return False
         lock_fd, created = self._lock_fd, False
         if lock_fd is None:
-            lock_fd, created = _open_lock_file(self.lock_path)
+            lock_fd, created = self._open_lock_file()
         try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            self._lock(lock_fd)
             try:
-                checked = load_regular_file(self.path)[1]
+                checked = self.load_checked()[1]
             except FileNotFoundError:
                 return False
-            current = os.lstat(self.path)
+            current = self.fs.lstat(str(self.path))
             if (current.st_dev, current.st_ino) != (checked.st_dev, checked.st_ino):
                 raise StateFileError(f"{self.path}: replaced while being removed; left in place")
-            self.path.unlink()
+            self.fs.unlink(str(self.path))
             return True
         finally:
             if created:
-                self.lock_path.unlink(missing_ok=True)
+                with contextlib.suppress(FileNotFoundError):
+                    self.fs.unlink(str(self.lock_path))  # made by this call, for this call
             if lock_fd != self._lock_fd:
-                os.close(lock_fd)
+                self.fs.close(lock_fd)
 
 
-def _open_lock_file(path: Path) -> tuple[int, bool]:
-    """An existing lock file (never through a symlink), or a new one; True if created here."""
-    flags = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-    try:
-        return os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o644), True
-    except FileExistsError:
-        pass
-    try:
-        descriptor = os.open(path, flags)
-    except OSError as error:
-        raise StateFileError(f"{path}: unusable lock file: {error.strerror or error}") from None
-    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-        os.close(descriptor)
-        raise StateFileError(f"{path}: lock file is not a regular file")
-    return descriptor, False
+def read_state_file(path: str | os.PathLike[str]) -> StoredState:
+    """The state stored at ``path``, read safely (no symlink, FIFO or foreign file followed).
 
-
-def load_regular_file(path: Path) -> tuple[StoredState, os.stat_result]:
-    """Read and check ``path`` as a state file, and its ``fstat``; never blocks, never follows.
-
-    The final path component is opened with ``O_NOFOLLOW | O_NONBLOCK``, so a symbolic link
-    is refused and a FIFO cannot hang the reader; anything but a regular file is refused
-    before a byte is read. Raises :class:`FileNotFoundError` for a missing file and
-    :class:`~uuidkit.StateFileError` naming the reason for every other problem.
+    Raises :class:`~uuidkit.StateFileError` (:class:`UnsafeStateError` for an unsafe file or
+    directory) when ``path`` is not a usable uuidkit state file; never blocks, never writes.
 
     References: RFC 9562 §6.3.
     """
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
-    try:
-        descriptor = os.open(path, flags)
-    except FileNotFoundError:
-        raise
-    except OSError as error:
-        if error.errno == errno.ELOOP:
-            raise StateFileError(f"{path}: a symbolic link, not a state file") from None
-        raise StateFileError(f"{path}: unreadable: {error.strerror or error}") from None
-    try:
-        info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode):
-            kind = _KIND_OF_FILE.get(stat.S_IFMT(info.st_mode), "not a regular file")
-            raise StateFileError(f"{path}: {kind}, not a state file")
-        raw = b""
-        while len(raw) <= _MAX_BYTES and (chunk := os.read(descriptor, _MAX_BYTES + 1 - len(raw))):
-            raw += chunk
-    except OSError as error:
-        raise StateFileError(f"{path}: unreadable: {error.strerror or error}") from None
-    finally:
-        os.close(descriptor)
-    try:
-        if len(raw) > _MAX_BYTES:
-            raise StateFileError(f"larger than {_MAX_BYTES} bytes")
-        return StoredState.from_text(raw.decode("utf-8")), info
-    except (StateFileError, UnicodeDecodeError) as error:
-        raise StateFileError(f"{path}: corrupted: {error}") from None
+    return StateFile(path).load()
 
 
-_KIND_OF_FILE: Final = {
-    stat.S_IFDIR: "a directory",
-    stat.S_IFIFO: "a FIFO",
-    stat.S_IFSOCK: "a socket",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-}
+def load_regular_file(path: Path) -> tuple[StoredState, os.stat_result]:
+    """:meth:`StateFile.load_checked` of ``path``: the state and the file's ``fstat``.
+
+    References: RFC 9562 §6.3.
+    """
+    return StateFile(path).load_checked()
+
+
+def _file_type(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"

@@ -31,20 +31,24 @@ from uuid import UUID
 from uuidkit import _system
 from uuidkit._bits import FRAME_HIGH_SHIFT, FRAME_MID_SHIFT, MASK_62, version_bits
 from uuidkit._construct import UNKNOWN_SAFETY, from_ints_unchecked, new_blank, set_int, set_is_safe
-from uuidkit.errors import ClockRegressionError, CounterOverflowError, GeneratorError, InvalidField
+from uuidkit.errors import GeneratorError, InvalidField
 from uuidkit.generators._policy import (
     Clock,
     ClockRegression,
     CounterOverflow,
     RandomBytes,
     Sleep,
+    check_callable,
+    check_choice,
+    check_count,
+    check_int,
     register_for_fork,
-    wait_for_clock,
     word_stream,
 )
+from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS, RESTART, SAME, Timeline
 from uuidkit.generators._v7bulk import bulk_values
 
-__all__ = ["V7Config", "V7Counter", "V7Generator"]
+__all__ = ["V7Config", "V7Counter", "V7Generator", "V7Layout"]
 
 #: RFC 9562 §5.7: rand_a (12 bits) and rand_b (62 bits) together.
 RAND_BITS: Final = 74
@@ -99,10 +103,16 @@ class V7Config:
     regression: ClockRegression = ClockRegression.KEEP
     #: RESEED only: regressions larger than this, in milliseconds, restart at the clock's time.
     regression_window_ms: int = 1_000
-    #: WAIT only: longest total sleep before raising, in milliseconds.
+    #: WAIT only: longest total wait before raising, in milliseconds (monotonic time).
     max_wait_ms: int = 100
+    #: How far ahead of the clock values may run (KEEP after a regression, ADVANCE after an
+    #: overflow), in milliseconds; beyond it KEEP restarts at the clock, ADVANCE raises.
+    max_ahead_ms: int = DEFAULT_MAX_AHEAD_MS
 
     def __post_init__(self) -> None:
+        check_choice("counter", self.counter, V7Counter)
+        check_choice("overflow", self.overflow, CounterOverflow)
+        check_choice("regression", self.regression, ClockRegression)
         _check_range("fraction_bits", self.fraction_bits, 0, 12)
         if self.counter is V7Counter.DEDICATED:
             _check_range("counter_bits", self.counter_bits, 12, 42)
@@ -114,6 +124,7 @@ class V7Config:
             _check_range("increment_bits", self.increment_bits, 0, min(64, self.counter_length - 1))
         _check_range("regression_window_ms", self.regression_window_ms, 0, 1 << 48)
         _check_range("max_wait_ms", self.max_wait_ms, 0, 1 << 32)
+        _check_range("max_ahead_ms", self.max_ahead_ms, 0, 1 << 40)
 
     @property
     def counter_length(self) -> int:
@@ -137,8 +148,7 @@ class V7Config:
 
 
 def _check_range(name: str, value: int, low: int, high: int) -> None:
-    if type(value) is not int or not low <= value <= high:
-        raise InvalidField(f"{name}: expected an int in [{low}, {high}], found {value!r}", name)
+    check_int(name, value, low, high)
 
 
 class V7Generator:
@@ -180,12 +190,24 @@ class V7Generator:
         clock: Clock = _system.system_clock_ns,
         random_bytes: RandomBytes = _system.random_bytes,
         sleep_ns: Sleep = _system.sleep_ns,
+        monotonic_ns: Clock = _system.monotonic_ns,
     ) -> None:
         self.config = config if config is not None else V7Config()
+        if not isinstance(self.config, V7Config):
+            raise InvalidField(f"config: expected a V7Config, found {config!r}", "config")
+        for name, function in (
+            ("clock", clock),
+            ("random_bytes", random_bytes),
+            ("sleep_ns", sleep_ns),
+            ("monotonic_ns", monotonic_ns),
+        ):
+            check_callable(name, function)
         self.next: Callable[[], UUID]
         self._generate: Callable[[int, bool], list[UUID] | list[int]]
         self._reset: Callable[[], None]
-        self.next, self._generate, self._reset = _build(self.config, clock, random_bytes, sleep_ns)
+        self.next, self._generate, self._reset = _build(
+            self.config, clock, random_bytes, sleep_ns, monotonic_ns
+        )
         register_for_fork(self)
 
     def __call__(self) -> UUID:
@@ -218,37 +240,126 @@ class V7Generator:
         self._reset()
 
 
-def _build(
-    config: V7Config, clock: Clock, random_bytes: RandomBytes, sleep_ns: Sleep
-) -> tuple[Callable[[], UUID], Callable[[int, bool], list[UUID] | list[int]], Callable[[], None]]:
-    """The generator's three closures sharing one state (see :class:`V7Generator`)."""
-    fraction_bits = config.fraction_bits
-    counter_bits = config.counter_length
-    tail_bits = config.tail_length
-    fraction_mask = (1 << fraction_bits) - 1
-    tail_mask = (1 << min(tail_bits, 64)) - 1
-    wide_tail_bits = max(tail_bits - 64, 0)
-    seed_bits = counter_bits - config.guard_bits
-    increment_mask = (
-        (1 << config.increment_bits) - 1 if config.counter is V7Counter.RANDOM_INCREMENT else 0
-    )
-    overflow = config.overflow
-    regression = config.regression
-    window_ticks = config.regression_window_ms << fraction_bits
-    max_wait_ns = config.max_wait_ms * NS_PER_MS
-    tick_ns = max(NS_PER_MS >> fraction_bits, 1)
-    max_tick = (1 << (UNIX_TS_MS_BITS + fraction_bits)) - 1
+class V7Layout:
+    """The bit plan of one :class:`V7Config`: ticks, prefixes, seeds and whole values.
 
+    Pure functions of the configuration (no state, no clock): the generator's hot path
+    inlines :meth:`value`, and the tests check each part against RFC 9562 §5.7 and §6.2.
+
+    References: RFC 9562 §5.7, §6.2 (Methods 1-3).
+    """
+
+    __slots__ = (
+        "counter_bits",
+        "fraction_bits",
+        "increment_mask",
+        "max_tick",
+        "seed_mask",
+        "tail_bits",
+        "tail_mask",
+        "tick_ns",
+        "wide_tail_mask",
+    )
+
+    def __init__(self, config: V7Config) -> None:
+        self.fraction_bits = config.fraction_bits
+        self.counter_bits = config.counter_length
+        self.tail_bits = config.tail_length
+        self.tail_mask = (1 << min(self.tail_bits, 64)) - 1
+        #: Mask of the tail bits beyond the first 64 (a Method 1 tail can be 62 bits, a
+        #: Method 3 fraction with no counter leaves up to 73).
+        self.wide_tail_mask = (1 << max(self.tail_bits - 64, 0)) - 1
+        self.seed_mask = (1 << max(self.counter_bits - config.guard_bits, 0)) - 1
+        self.increment_mask = (
+            (1 << config.increment_bits) - 1 if config.counter is V7Counter.RANDOM_INCREMENT else 0
+        )
+        self.max_tick = (1 << (UNIX_TS_MS_BITS + self.fraction_bits)) - 1
+        self.tick_ns = max(NS_PER_MS >> self.fraction_bits, 1)
+
+    def ticks_of(self, now_ns: int) -> int:
+        """The tick of ``now_ns``: ``unix_ts_ms`` followed by the Method 3 fraction bits.
+
+        References: RFC 9562 §6.2 Method 3 (``floor(fraction_of_ms * 2**F)``).
+        """
+        # floor(ns * 2**F / 10**6) = unix_ts_ms * 2**F + floor(sub_ms_ns * 2**F / 10**6),
+        # computed exactly in integers.
+        return (now_ns << self.fraction_bits) // NS_PER_MS
+
+    def prefix(self, tick: int) -> int:
+        """``unix_ts_ms``, version, variant and fraction bits of every value of ``tick``.
+
+        References: RFC 9562 §5.7; §6.2 Method 3 ("the additional time precision bits MUST
+        follow the timestamp as the next available bit in the rand_a field").
+        """
+        fraction_bits = self.fraction_bits
+        return (
+            ((tick >> fraction_bits) << FRAME_HIGH_SHIFT)
+            | _VERSION_7
+            | ((tick & ((1 << fraction_bits) - 1)) << (_RAND_A_TOP_SHIFT - fraction_bits))
+        )
+
+    def seed(self, draw: Callable[[], int]) -> int:
+        """A fresh counter from two random words, its top ``guard_bits`` zero.
+
+        References: RFC 9562 §6.2 ("randomly initialize the counter with each new timestamp
+        tick"; "Counter Rollover Guards").
+        """
+        return ((draw() << 64) | draw()) & self.seed_mask
+
+    def value(self, prefix: int, counter: int, word: int, draw: Callable[[], int]) -> int:
+        """The 128-bit value: ``prefix``, then ``counter`` and the random tail in rand_a/rand_b.
+
+        References: RFC 9562 §5.7.
+        """
+        low = counter
+        if self.tail_bits:
+            low = (low << self.tail_bits) | (word & self.tail_mask)
+            if self.wide_tail_mask:
+                low |= (draw() & self.wide_tail_mask) << 64
+        return prefix | ((low >> 62) << FRAME_MID_SHIFT) | (low & MASK_62)
+
+
+def _timeline(
+    config: V7Config, layout: V7Layout, clock: Clock, sleep_ns: Sleep, monotonic_ns: Clock
+) -> Timeline:
+    fraction_bits = config.fraction_bits
+    return Timeline(
+        overflow=config.overflow,
+        regression=config.regression,
+        window_ticks=config.regression_window_ms << fraction_bits,
+        ahead_ticks=config.max_ahead_ms << fraction_bits,
+        max_tick=layout.max_tick,
+        tick_ns=layout.tick_ns,
+        ticks_of=layout.ticks_of,
+        clock=clock,
+        sleep_ns=sleep_ns,
+        monotonic_ns=monotonic_ns,
+        max_wait_ns=config.max_wait_ms * NS_PER_MS,
+        unit=f"ticks of 2**-{fraction_bits} ms",
+        exhausted=f"counter: all 2**{layout.counter_bits} values of the tick are used",
+    )
+
+
+def _build(
+    config: V7Config, clock: Clock, random_bytes: RandomBytes, sleep_ns: Sleep, monotonic_ns: Clock
+) -> tuple[Callable[[], UUID], Callable[[int, bool], list[UUID] | list[int]], Callable[[], None]]:
+    """The generator's three closures sharing one state (see :class:`V7Generator`).
+
+    Every decision about time is :class:`Timeline`'s and every bit position is
+    :class:`V7Layout`'s; the closures only hold the state (in cells, the cheapest thing
+    CPython reads) and inline the common case: same tick, counter not exhausted.
+    """
+    layout = V7Layout(config)
+    timeline = _timeline(config, layout, clock, sleep_ns, monotonic_ns)
+    reading, overflow = timeline.reading, timeline.overflow
+    fraction_bits, counter_bits = layout.fraction_bits, layout.counter_bits
+    increment_mask, tail_bits, tail_mask = layout.increment_mask, layout.tail_bits, layout.tail_mask
+    wide_tail_mask = layout.wide_tail_mask
     # Re-entrant so that generate() can hold it around a loop of uuid7(); it costs
     # the same as a plain Lock on CPython 3.11 (measured: 79 vs 81 ns per acquire/release).
     lock = threading.RLock()
     acquire, release = lock.acquire, lock.release
-    tick = -1
-    # The highest tick read from the clock: ADVANCE moves ``tick`` ahead of it, and a clock
-    # that is merely behind such an advanced tick has not gone back (RFC 9562 §6.2).
-    clock_tick = -1
-    counter = 0
-    prefix = 0
+    tick, counter, prefix = -1, 0, 0
     last_value = -1
     words: Iterator[int] = iter(())
 
@@ -260,75 +371,50 @@ def _build(
             word = next(words)
         return word
 
-    def ticks_of(now_ns: int) -> int:
-        # RFC 9562 §6.2 Method 3: floor(fraction_of_ms * 2**F), computed exactly in integers:
-        # floor(ns * 2**F / 10**6) = unix_ts_ms * 2**F + floor(sub_ms_ns * 2**F / 10**6).
-        return (now_ns << fraction_bits) // NS_PER_MS
-
-    def seed() -> int:
-        # RFC 9562 §6.2: "randomly initialize the counter with each new timestamp tick";
-        # the leading guard_bits stay zero as a rollover guard.
-        if seed_bits <= 0:
-            return 0
-        return ((draw() << 64) | draw()) & ((1 << seed_bits) - 1)
-
-    def start_tick(new_tick: int, *, from_clock: bool = True) -> None:
-        nonlocal tick, clock_tick, counter, prefix
-        if new_tick > max_tick:
-            raise GeneratorError(
-                f"unix_ts_ms: {new_tick >> fraction_bits} does not fit the 48-bit field "
-                "(RFC 9562 §5.7)"
-            )
-        tick = new_tick
-        if from_clock:
-            clock_tick = new_tick
-        counter = seed()
-        # RFC 9562 §6.2 Method 3: "the additional time precision bits MUST follow the
-        # timestamp as the next available bit in the rand_a field".
-        prefix = (
-            ((new_tick >> fraction_bits) << FRAME_HIGH_SHIFT)
-            | _VERSION_7
-            | ((new_tick & fraction_mask) << (_RAND_A_TOP_SHIFT - fraction_bits))
-        )
-
-    def on_regression(now_tick: int) -> bool:
-        """Apply the regression policy; True if the generator restarted at ``now_tick``.
-
-        Called when ``now_tick`` is below ``tick``; that is a clock regression only if it is
-        also below the highest clock reading, not when ADVANCE has moved ``tick`` ahead.
-        """
-        nonlocal last_value, clock_tick
-        if now_tick >= clock_tick:
-            clock_tick = now_tick
-            return False
-        behind = clock_tick - now_tick
-        if regression is ClockRegression.RAISE:
-            raise ClockRegressionError(
-                f"clock went back {behind} ticks of 2**-{fraction_bits} ms below its last "
-                f"reading (unix_ts_ms {clock_tick >> fraction_bits}); policy RAISE"
-            )
-        if regression is ClockRegression.RESEED and behind > window_ticks:
-            start_tick(now_tick)
-            last_value = -1  # a deliberate, documented step down: accept the lower value
-            return True
-        return False
-
-    def on_overflow() -> None:
-        if overflow is CounterOverflow.ADVANCE:
-            start_tick(tick + 1, from_clock=False)
-        elif overflow is CounterOverflow.WAIT:
-            now_ns = wait_for_clock(clock, sleep_ns, ticks_of, tick, max_wait_ns, tick_ns)
-            start_tick(ticks_of(now_ns))
-        else:
-            raise CounterOverflowError(
-                f"counter: all 2**{counter_bits} values of tick {tick} "
-                f"(unix_ts_ms {tick >> fraction_bits}) are used; policy RAISE"
-            )
+    def moved(move: int) -> None:
+        """Follow a NEW or RESTART move of the timeline: new prefix, fresh counter."""
+        nonlocal tick, counter, prefix, last_value
+        tick = timeline.tick
+        prefix = layout.prefix(tick)
+        counter = layout.seed(draw)
+        if move == RESTART:
+            last_value = -1  # a documented step down: accept the lower value once
 
     # Globals rebound as closure cells: a cell load is cheaper than a global lookup.
-    ns_per_ms, mid_shift, mask_62 = NS_PER_MS, FRAME_MID_SHIFT, MASK_62
+    ns_per_ms, mid_shift, mask_62, same = NS_PER_MS, FRAME_MID_SHIFT, MASK_62, SAME
     new, set_slot_int, set_slot_is_safe = new_blank, set_int, set_is_safe
     unknown, uuid_class = UNKNOWN_SAFETY, UUID
+
+    def next_int() -> int:
+        nonlocal counter, last_value
+        now_tick = (clock() << fraction_bits) // ns_per_ms  # layout.ticks_of, inlined
+        try:
+            word = next(words)
+        except StopIteration:
+            word = draw()
+        move = same if now_tick == tick else reading(now_tick)
+        if move != same:
+            moved(move)
+        else:
+            # RFC 9562 §6.2 Method 2: the counter "MUST be incremented in the least
+            # significant position"; §6.1: an implementation "MUST NOT knowingly return
+            # duplicate values due to a counter rollover", hence the overflow check.
+            bumped = counter + (word & increment_mask) + 1
+            if bumped >> counter_bits:
+                moved(overflow(now_tick))
+            else:
+                counter = bumped
+        low = counter  # layout.value, inlined
+        if tail_bits:
+            low = (low << tail_bits) | (word & tail_mask)
+            if wide_tail_mask:
+                low |= (draw() & wide_tail_mask) << 64
+        value = prefix | ((low >> 62) << mid_shift) | (low & mask_62)
+        # RFC 9562 §6.2 "Monotonic Error Checking": the new value must exceed the last.
+        if value <= last_value:
+            raise GeneratorError(f"monotonic check failed: {value:#034x} <= {last_value:#034x}")
+        last_value = value
+        return value
 
     def uuid7() -> UUID:
         """A new UUIDv7, greater than every earlier value of this generator.
@@ -338,36 +424,9 @@ def _build(
 
         References: RFC 9562 §5.7, §6.2.
         """
-        # One function on purpose: each avoided call saves ~50 ns on the hot path.
-        nonlocal counter, last_value
         acquire()
         try:
-            now_tick = (clock() << fraction_bits) // ns_per_ms  # ticks_of, inlined
-            try:
-                word = next(words)
-            except StopIteration:
-                word = draw()
-            if now_tick > tick:
-                start_tick(now_tick)
-            elif now_tick == tick or not on_regression(now_tick):
-                # RFC 9562 §6.2 Method 2: the counter "MUST be incremented in the least
-                # significant position"; §6.1: an implementation "MUST NOT knowingly return
-                # duplicate values due to a counter rollover", hence the overflow check.
-                bumped = counter + (word & increment_mask) + 1
-                if bumped >> counter_bits:
-                    on_overflow()
-                else:
-                    counter = bumped
-            low = counter
-            if tail_bits:
-                low = (low << tail_bits) | (word & tail_mask)
-                if wide_tail_bits:
-                    low |= (draw() & ((1 << wide_tail_bits) - 1)) << 64
-            value = prefix | ((low >> 62) << mid_shift) | (low & mask_62)
-            # RFC 9562 §6.2 "Monotonic Error Checking": the new value must exceed the last.
-            if value <= last_value:
-                raise GeneratorError(f"monotonic check failed: {value:#034x} <= {last_value:#034x}")
-            last_value = value
+            value = next_int()
         finally:
             release()
         result = new(uuid_class)
@@ -376,35 +435,28 @@ def _build(
         return result
 
     def generate(count: int, as_uuids: bool) -> list[UUID] | list[int]:
-        if type(count) is not int or count < 0:
-            raise InvalidField(f"count: expected an int >= 0, found {count!r}", "count")
+        check_count(count)
         acquire()
         try:
-            values = _bulk_or_loop(count)
+            values = bulk_block(count) if count > 1 else None
+            if values is None:
+                values = [next_int() for _ in range(count)]
         finally:
             release()
         return from_ints_unchecked(values) if as_uuids else values
 
-    def _bulk_or_loop(count: int) -> list[int]:
+    def bulk_block(count: int) -> list[int] | None:
         nonlocal counter, last_value
-        block = None
-        if count > 1 and config.counter is V7Counter.RANDOM_INCREMENT:
-            now_tick = ticks_of(clock())
-            if now_tick > tick:
-                start_tick(now_tick)
-            elif now_tick < tick:
-                on_regression(now_tick)
-            block = bulk_values(
-                prefix,
-                counter,
-                RAND_BITS - fraction_bits,
-                config.increment_bits,
-                count,
-                random_bytes,
-            )
+        if config.counter is not V7Counter.RANDOM_INCREMENT:
+            return None
+        now_tick = layout.ticks_of(clock())
+        if now_tick != tick and (move := reading(now_tick)) != same:
+            moved(move)
+        block = bulk_values(
+            prefix, counter, counter_bits, config.increment_bits, count, random_bytes
+        )
         if block is None:
-            # The lock is re-entrant: the whole block is still made under this acquisition.
-            return [uuid7().int for _ in range(count)]
+            return None
         values, counter = block
         if values[0] <= last_value:
             raise GeneratorError(f"monotonic check failed: {values[0]:#034x} <= {last_value:#034x}")
@@ -412,10 +464,11 @@ def _build(
         return values
 
     def reset() -> None:
-        nonlocal tick, clock_tick, counter, prefix, last_value, words, acquire, release
+        nonlocal tick, counter, prefix, last_value, words, acquire, release
         fresh = threading.RLock()
         acquire, release = fresh.acquire, fresh.release
-        tick, clock_tick, counter, prefix, last_value = -1, -1, 0, 0, -1
+        timeline.reset()
+        tick, counter, prefix, last_value = -1, 0, 0, -1
         words = iter(())
 
     return uuid7, generate, reset

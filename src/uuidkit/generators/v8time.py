@@ -13,21 +13,27 @@ References: draft-peabody-dispatch-new-uuid-format-01 §4.5, §4.5.1-§4.5.4; RF
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 from uuid import UUID
 
 from uuidkit import _system
-from uuidkit.errors import ClockRegressionError, CounterOverflowError, InvalidField
+from uuidkit.errors import GeneratorError, InvalidField
 from uuidkit.generators._policy import (
     Clock,
     ClockRegression,
     CounterOverflow,
     RandomBytes,
     Sleep,
+    check_callable,
+    check_choice,
+    check_count,
+    check_int,
     register_for_fork,
-    wait_for_clock,
+    word_stream,
 )
+from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS, RESTART, SAME, Timeline
 from uuidkit.legacy import DraftV8TimestampBits, build_draft_v8
 
 __all__ = ["DraftV8Config", "DraftV8Generator"]
@@ -57,19 +63,24 @@ class DraftV8Config:
     regression: ClockRegression = ClockRegression.KEEP
     #: RESEED only: regressions longer than this, in milliseconds, restart at the clock.
     regression_window_ms: int = 1_000
-    #: WAIT only: longest total sleep before raising, in milliseconds.
+    #: WAIT only: longest total wait before raising, in milliseconds (monotonic time).
     max_wait_ms: int = 100
+    #: How far ahead of the clock the timestamp may run (KEEP after a regression, ADVANCE
+    #: after an overflow), in milliseconds; beyond it KEEP restarts at the clock.
+    max_ahead_ms: int = DEFAULT_MAX_AHEAD_MS
 
     def __post_init__(self) -> None:
-        if self.timestamp_bits not in _SEQ_BITS:
+        if type(self.timestamp_bits) is not int or self.timestamp_bits not in _SEQ_BITS:
             raise InvalidField(
                 f"timestamp_bits: expected 32, 48, 60 or 64, found {self.timestamp_bits!r}",
                 "timestamp_bits",
             )
-        for name in ("tick_ns", "regression_window_ms", "max_wait_ms"):
-            value = getattr(self, name)
-            if type(value) is not int or value < (1 if name == "tick_ns" else 0):
-                raise InvalidField(f"{name}: expected a non-negative int, found {value!r}", name)
+        check_int("tick_ns", self.tick_ns, 1, 1 << 64)
+        check_int("regression_window_ms", self.regression_window_ms, 0, 1 << 48)
+        check_int("max_wait_ms", self.max_wait_ms, 0, 1 << 32)
+        check_int("max_ahead_ms", self.max_ahead_ms, 0, 1 << 40)
+        check_choice("overflow", self.overflow, CounterOverflow)
+        check_choice("regression", self.regression, ClockRegression)
 
 
 class DraftV8Generator:
@@ -78,8 +89,8 @@ class DraftV8Generator:
     - **Monotonic**: (timestamp, clock sequence) strictly increases; the clock sequence
       starts at 0 at each new tick and counts up (§4.5.2 MUST), so values sort in
       generation order.
-    - **Reseeding**: the node is 54 or 62 fresh random bits for every UUID, never all zeros
-      (§4.5.3 MUST NOT).
+    - **Reseeding**: the node is 54 or 62 fresh random bits for every UUID (from a buffered
+      block of the random source), never all zeros (§4.5.3 MUST NOT).
     - **Clock regression**: KEEP (default) keeps the last tick and keeps counting; RESEED
       restarts at the clock's tick beyond ``regression_window_ms``; RAISE raises
       :class:`~uuidkit.ClockRegressionError`.
@@ -87,7 +98,8 @@ class DraftV8Generator:
       within a tick); ADVANCE moves one tick ahead of the clock; RAISE raises
       :class:`~uuidkit.CounterOverflowError`.
     - **Thread safety**: one :class:`threading.Lock` per value.
-    - **Fork**: the child takes a new lock; its nodes come from the fork-safe random source.
+    - **Fork**: the child takes a new lock, restarts its timeline and discards the buffered
+      random words, so its nodes are its own.
     - **Persistence**: none.
 
     References: draft-peabody-dispatch-new-uuid-format-01 §4.5; RFC 9562 §5.8, §6.2.
@@ -100,25 +112,50 @@ class DraftV8Generator:
         clock: Clock = _system.system_clock_ns,
         random_bytes: RandomBytes = _system.random_bytes,
         sleep_ns: Sleep = _system.sleep_ns,
+        monotonic_ns: Clock = _system.monotonic_ns,
     ) -> None:
         self.config = config if config is not None else DraftV8Config()
+        if not isinstance(self.config, DraftV8Config):
+            raise InvalidField(f"config: expected a DraftV8Config, found {config!r}", "config")
+        for name, function in (
+            ("clock", clock),
+            ("random_bytes", random_bytes),
+            ("sleep_ns", sleep_ns),
+            ("monotonic_ns", monotonic_ns),
+        ):
+            check_callable(name, function)
         self._clock = clock
         self._random_bytes = random_bytes
-        self._sleep_ns = sleep_ns
         self._lock = threading.Lock()
-        self._tick = -1
-        # Highest tick read from the clock: ADVANCE moves ``_tick`` ahead of it, and a clock
-        # merely behind such a tick has not gone back (RFC 9562 §6.2).
-        self._clock_tick = -1
         self._seq = 0
-        self._seq_limit = 1 << _SEQ_BITS[self.config.timestamp_bits]
-        self._node_bits = _NODE_BITS[self.config.timestamp_bits]
-        self._max_tick = (1 << self.config.timestamp_bits) - 1
+        self._last = (-1, -1)
+        self._words: Iterator[int] = iter(())
+        bits = self.config.timestamp_bits
+        self._seq_limit = 1 << _SEQ_BITS[bits]
+        self._node_shift = 64 - _NODE_BITS[bits]
         # Draft §4.5.4: a "64-bit timestamp is truncated to 60-bits" (its 4 low bits are
         # dropped), so this generator's tick is a multiple of 16: ticks that differ only in
         # the dropped bits would embed the same timestamp and restart seq at 0 (a smaller,
         # possibly repeated value).
-        self._tick_step = 16 if self.config.timestamp_bits == 64 else 1
+        self._tick_step = 16 if bits == 64 else 1
+        tick_ns = self.config.tick_ns
+        self._timeline = Timeline(
+            overflow=self.config.overflow,
+            regression=self.config.regression,
+            window_ticks=self.config.regression_window_ms * NS_PER_MS // tick_ns,
+            ahead_ticks=self.config.max_ahead_ms * NS_PER_MS // tick_ns,
+            max_tick=(1 << bits) - 1,
+            tick_ns=tick_ns * self._tick_step,
+            ticks_of=self._ticks_of,
+            clock=clock,
+            sleep_ns=sleep_ns,
+            monotonic_ns=monotonic_ns,
+            max_wait_ns=self.config.max_wait_ms * NS_PER_MS,
+            unit=f"ticks of {tick_ns} ns",
+            exhausted=f"seq: all {self._seq_limit} clock sequence values of the timestamp are "
+            "used (draft §4.5.2: MUST NOT rollover)",
+            step=self._tick_step,
+        )
         register_for_fork(self)
 
     def __call__(self) -> UUID:
@@ -127,80 +164,59 @@ class DraftV8Generator:
         References: draft-peabody-dispatch-new-uuid-format-01 §4.5.
         """
         with self._lock:
-            tick, seq = self._advance()
-        return build_draft_v8(tick, self.config.timestamp_bits, seq, self._node())
+            return self._next()
+
+    def generate(self, count: int) -> list[UUID]:
+        """``count`` consecutive UUIDv8 values, increasing, made under one lock acquisition.
+
+        References: draft-peabody-dispatch-new-uuid-format-01 §4.5.2; RFC 9562 §6.2 (batches).
+        """
+        with self._lock:
+            return [self._next() for _ in range(check_count(count))]
 
     def reset_after_fork(self) -> None:
-        """In a forked child: a new lock (the state may continue: nodes are fresh random).
+        """In a forked child: new lock, fresh timeline, buffered random words discarded.
 
         References: RFC 9562 §6.9.
         """
         self._lock = threading.Lock()
+        self._timeline.reset()
+        self._last = (-1, -1)
+        self._words = iter(())
 
     def _ticks_of(self, now_ns: int) -> int:
         step = self._tick_step
         return now_ns // self.config.tick_ns // step * step
 
+    def _next(self) -> UUID:
+        tick, seq = self._advance()
+        return build_draft_v8(tick, self.config.timestamp_bits, seq, self._node())
+
     def _node(self) -> int:
-        size = (self._node_bits + 7) // 8
-        node = int.from_bytes(self._random_bytes(size)) >> (8 * size - self._node_bits)
+        word = next(self._words, None)
+        if word is None:
+            self._words = word_stream(self._random_bytes)
+            word = next(self._words)
         # §4.5.3: "the node MUST NOT be set to all 0s"; a zero draw (probability 2**-54 from
         # a CSPRNG) becomes 1 rather than looping on a broken source.
-        return node or 1
+        return (word >> self._node_shift) or 1
 
     def _advance(self) -> tuple[int, int]:
+        """(timestamp, seq) of the next value; every decision about time is the Timeline's."""
+        timeline = self._timeline
         now_tick = self._ticks_of(self._clock())
-        if now_tick < self._tick and self._on_regression(now_tick):
-            self._clock_tick = now_tick
-            return self._start(now_tick)
-        if now_tick > self._tick:
-            self._clock_tick = now_tick
-            return self._start(now_tick)
-        if self._seq + 1 < self._seq_limit:
-            self._seq += 1
-            return self._tick, self._seq
-        return self._on_overflow()
-
-    def _start(self, tick: int) -> tuple[int, int]:
-        if tick > self._max_tick:
-            raise InvalidField(
-                f"timestamp: {tick} does not fit {self.config.timestamp_bits} bits", "timestamp"
-            )
-        # §4.5.2: "When the timestamp increments the clock sequence MUST be reset to zero."
-        self._tick, self._seq = tick, 0
-        return tick, 0
-
-    def _on_regression(self, now_tick: int) -> bool:
-        if now_tick >= self._clock_tick:
-            self._clock_tick = now_tick  # only behind an ADVANCE: keep counting
-            return False
-        behind_ticks = self._clock_tick - now_tick
-        policy = self.config.regression
-        if policy is ClockRegression.RAISE:
-            raise ClockRegressionError(
-                f"clock went back {behind_ticks} ticks of {self.config.tick_ns} ns below "
-                f"its last reading {self._clock_tick}; policy RAISE"
-            )
-        window_ticks = self.config.regression_window_ms * NS_PER_MS // self.config.tick_ns
-        return policy is ClockRegression.RESEED and behind_ticks > window_ticks
-
-    def _on_overflow(self) -> tuple[int, int]:
-        policy = self.config.overflow
-        if policy is CounterOverflow.ADVANCE:
-            return self._start(self._tick + self._tick_step)
-        if policy is CounterOverflow.RAISE:
-            raise CounterOverflowError(
-                f"seq: all {self._seq_limit} clock sequence values of timestamp {self._tick} "
-                "are used (draft §4.5.2: MUST NOT rollover); policy RAISE"
-            )
-        max_wait_ns = self.config.max_wait_ms * NS_PER_MS
-        now_ns = wait_for_clock(
-            self._clock,
-            self._sleep_ns,
-            self._ticks_of,
-            self._tick,
-            max_wait_ns,
-            self.config.tick_ns,
-        )
-        self._clock_tick = self._ticks_of(now_ns)
-        return self._start(self._clock_tick)
+        move = SAME if now_tick == timeline.tick else timeline.reading(now_tick)
+        if move == SAME:
+            if self._seq + 1 < self._seq_limit:
+                self._seq += 1
+            else:
+                move = timeline.overflow(now_tick)
+        if move != SAME:
+            # §4.5.2: "When the timestamp increments the clock sequence MUST be reset to zero."
+            self._seq = 0
+        current = (timeline.tick, self._seq)
+        # RFC 9562 §6.2 "Monotonic Error Checking": only an accepted restart steps back.
+        if current <= self._last and move != RESTART:
+            raise GeneratorError(f"monotonic check failed: (timestamp, seq) {current}")
+        self._last = current
+        return current

@@ -73,6 +73,9 @@ class TransportConfig:
     #: Seconds between interface rescans; netlink notifications also trigger a rescan at
     #: once where the kernel offers them.
     interface_poll_interval: float = 2.0
+    #: Receive buffer asked of the kernel per socket, in octets: room for bursts (and
+    #: floods) while the node is busy. Root may exceed net.core.rmem_max.
+    receive_buffer_octets: int = 1 << 20
     #: Most datagrams read from one socket per wake-up, so one busy socket cannot starve
     #: the timer or the other sockets, in datagrams.
     receive_batch: int = 64
@@ -103,6 +106,8 @@ class TransportConfig:
         for name in ("interface_poll_interval", "log_interval"):
             if not getattr(self, name) > 0:
                 raise TransportError(f"{name} must be > 0 seconds", name)
+        if self.receive_buffer_octets < 4096:
+            raise TransportError("receive_buffer_octets must be >= 4096", "receive_buffer_octets")
         if self.receive_batch < 1:
             raise TransportError("receive_batch must be >= 1 datagram", "receive_batch")
         for name in ("claim_period", "claim_timeout"):
@@ -119,6 +124,8 @@ class TransportConfig:
         # UIAP §2.3 and §3.1: link-local multicast only.
         if address not in ipaddress.ip_network(network):
             raise TransportError(f"{name} {text} is not link-local multicast ({network})", name)
+        # The canonical text, as the kernel reports destinations (RFC 5952).
+        object.__setattr__(self, name, address.compressed)
 
     @property
     def active_group(self) -> str:
@@ -127,8 +134,9 @@ class TransportConfig:
 
     def apply_timers(self, engine_config: EngineConfig) -> EngineConfig:
         """``engine_config`` with this configuration's timer overrides (UIAP §10)."""
-        if self.claim_period is not None:
-            engine_config = dataclasses.replace(engine_config, claim_period=self.claim_period)
-        if self.claim_timeout is not None:
-            engine_config = dataclasses.replace(engine_config, claim_timeout=self.claim_timeout)
-        return engine_config
+        period, timeout = self.claim_period, self.claim_timeout
+        return dataclasses.replace(
+            engine_config,
+            claim_period=engine_config.claim_period if period is None else period,
+            claim_timeout=engine_config.claim_timeout if timeout is None else timeout,
+        )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import ipaddress
 import socket
 import struct
@@ -84,8 +85,11 @@ class InterfaceInfo:
         return self.up and self.multicast and bool(self.link_local_addresses(family))
 
 
+@functools.lru_cache(maxsize=4096)
 def is_link_local(address: str, family: Family) -> bool:
     """Whether ``address`` (text, no scope) is link-local unicast for ``family``.
+
+    Cached (bounded): every datagram's source is checked, and a link has few senders.
 
     References: RFC 4291 §2.5.6 (fe80::/10); RFC 3927 §2.1 (169.254/16).
     """

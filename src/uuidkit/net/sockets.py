@@ -17,10 +17,11 @@ RFC 3542 §6 (IPV6_PKTINFO); RFC 3493 §5.2 (IPV6_JOIN_GROUP).
 
 from __future__ import annotations
 
+import contextlib
 import errno
-import ipaddress
 import socket
 import struct
+import sys
 from dataclasses import dataclass
 from typing import Final
 
@@ -37,7 +38,11 @@ _IN6_PKTINFO: Final = struct.Struct("@16sI")
 _IN_PKTINFO: Final = struct.Struct("@i4s4s")
 #: struct ip_mreqn: group (4), local address (4), interface index (int).
 _IP_MREQN: Final = struct.Struct("@4s4si")
-_ANCILLARY_OCTETS: Final = socket.CMSG_SPACE(_IN6_PKTINFO.size) + socket.CMSG_SPACE(32)
+#: socket(7) SO_RXQ_OVFL: every datagram carries the socket's count of datagrams the
+#: kernel dropped because the receive buffer was full.
+_SO_RXQ_OVFL: Final = getattr(socket, "SO_RXQ_OVFL", 40)
+_SO_RCVBUFFORCE: Final = getattr(socket, "SO_RCVBUFFORCE", 33)
+_ANCILLARY_OCTETS: Final = socket.CMSG_SPACE(_IN6_PKTINFO.size) + socket.CMSG_SPACE(32) * 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,9 +61,14 @@ class Arrival:
     ifindex: int | None
     #: The datagram was longer than the receive buffer (MSG_TRUNC).
     truncated: bool
+    #: Datagrams the kernel dropped on this socket so far for want of buffer space
+    #: (SO_RXQ_OVFL), ``None`` if not reported.
+    overflows: int | None = None
 
 
-def open_udp_socket(family: Family, port: int, hop_limit: int) -> socket.socket:
+def open_udp_socket(
+    family: Family, port: int, hop_limit: int, receive_buffer_octets: int = 1 << 20
+) -> socket.socket:
     """A non-blocking UDP socket bound to the wildcard address on ``port``.
 
     Raises :class:`TransportError` naming the port when it cannot be bound.
@@ -69,6 +79,7 @@ def open_udp_socket(family: Family, port: int, hop_limit: int) -> socket.socket:
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
         _configure(sock, family, hop_limit)
+        _set_receive_buffer(sock, receive_buffer_octets)
         sock.bind(("::", port) if family is Family.IPV6 else ("0.0.0.0", port))
     except OSError as error:
         sock.close()
@@ -78,6 +89,8 @@ def open_udp_socket(family: Family, port: int, hop_limit: int) -> socket.socket:
 
 
 def _configure(sock: socket.socket, family: Family, hop_limit: int) -> None:
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.SOL_SOCKET, _SO_RXQ_OVFL, 1)
     if family is Family.IPV6:
         sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
         sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_RECVPKTINFO, 1)
@@ -89,6 +102,16 @@ def _configure(sock: socket.socket, family: Family, hop_limit: int) -> None:
         sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, hop_limit)
         sock.setsockopt(socket.IPPROTO_IP, socket.IP_TTL, hop_limit)
         sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_LOOP, 0)
+
+
+def _set_receive_buffer(sock: socket.socket, octets: int) -> None:
+    # SO_RCVBUFFORCE (socket(7)) lets a privileged node exceed net.core.rmem_max; anyone
+    # else gets SO_RCVBUF, which the kernel caps there.
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, _SO_RCVBUFFORCE, octets)
+    except OSError:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, octets)
 
 
 def _bind_error(port: int, error: OSError) -> str:
@@ -132,11 +155,14 @@ def receive(sock: socket.socket, family: Family, buffer_octets: int) -> Arrival:
     data, ancillary, flags, address = sock.recvmsg(buffer_octets, _ANCILLARY_OCTETS)
     destination: str | None = None
     ifindex: int | None = None
+    overflows: int | None = None
     for level, kind, payload in ancillary:
+        if (level, kind) == (socket.SOL_SOCKET, _SO_RXQ_OVFL) and len(payload) >= 4:
+            overflows = int.from_bytes(payload[:4], sys.byteorder)
         if family is Family.IPV6 and (level, kind) == (socket.IPPROTO_IPV6, socket.IPV6_PKTINFO):
             if len(payload) >= _IN6_PKTINFO.size:
                 raw, ifindex = _IN6_PKTINFO.unpack_from(payload)
-                destination = ipaddress.IPv6Address(raw).compressed
+                destination = socket.inet_ntop(socket.AF_INET6, raw)
         elif (
             family is Family.IPV4
             and (level, kind) == (socket.IPPROTO_IP, _IP_PKTINFO)
@@ -148,7 +174,7 @@ def receive(sock: socket.socket, family: Family, buffer_octets: int) -> Arrival:
     # interface, which packet information already gives.
     source = str(address[0]).partition("%")[0]
     truncated = bool(flags & socket.MSG_TRUNC)
-    return Arrival(data, source, int(address[1]), destination, ifindex, truncated)
+    return Arrival(data, source, int(address[1]), destination, ifindex, truncated, overflows)
 
 
 def send(

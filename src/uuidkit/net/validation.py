@@ -84,6 +84,9 @@ class TransportStats:
     send_failed: Counter[SendFailure] = field(default_factory=Counter)
     #: Socket errors while reading (each ends one read batch).
     receive_errors: int = 0
+    #: Datagrams the kernel dropped before we could read them (receive buffer full),
+    #: by socket (SO_RXQ_OVFL; counted by the kernel, reported here).
+    buffer_overflows: Counter[Channel] = field(default_factory=Counter)
     #: Datagrams received per participating interface name.
     received_by_interface: Counter[str] = field(default_factory=Counter)
     #: Datagrams sent per interface name.

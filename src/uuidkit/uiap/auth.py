@@ -56,6 +56,7 @@ table); RFC 9467 (separate multicast and unicast counters); RFC 2104 §3 (key le
 from __future__ import annotations
 
 import enum
+import functools
 import hashlib
 import hmac
 import ipaddress
@@ -90,6 +91,7 @@ _MARKER: Final = b"\xa7\x01"
 _HEAD: Final = struct.Struct("!8sIH")
 TRAILER_OCTETS: Final = _HEAD.size + MAC_OCTETS + len(_MARKER)
 _PC_LIMIT: Final = 1 << 32
+_V4_MAPPED: Final = b"\0" * 10 + b"\xff\xff"
 
 
 class AuthError(UIAPError):
@@ -103,7 +105,7 @@ class AuthError(UIAPError):
 class AuthDrop(enum.Enum):
     """Why an incoming datagram was refused before the engine saw it."""
 
-    #: Shorter than a trailer plus the smallest UIAP header.
+    #: Ends with the trailer marker but is shorter than a trailer.
     TRUNCATED = "auth-truncated"
     #: No trailer marker: an unauthenticated datagram.
     NO_TRAILER = "auth-missing"
@@ -218,12 +220,18 @@ class _Sender:
 def _address_octets(address: object) -> bytes | None:
     if not isinstance(address, str):
         return None
+    return _parse_address(address)
+
+
+# A site has few addresses; the cache is bounded so forged sources cannot grow it.
+@functools.lru_cache(maxsize=1024)
+def _parse_address(address: str) -> bytes | None:
     try:
         parsed = ipaddress.ip_address(address.split("%", 1)[0])
     except ValueError:
         return None
     if isinstance(parsed, ipaddress.IPv4Address):
-        return ipaddress.IPv6Address(b"\0" * 10 + b"\xff\xff" + parsed.packed).packed
+        return _V4_MAPPED + parsed.packed
     return parsed.packed
 
 
@@ -297,10 +305,10 @@ class Authenticator:
         return data[:-TRAILER_OCTETS]
 
     def _check(self, data: bytes, source: str, destination: str, interface: str) -> AuthDrop | None:
-        if len(data) < TRAILER_OCTETS:
-            return AuthDrop.TRUNCATED
         if data[-2:] != _MARKER:
             return AuthDrop.NO_TRAILER
+        if len(data) < TRAILER_OCTETS:
+            return AuthDrop.TRUNCATED
         pseudo = self._pseudo_header(source, destination)
         if pseudo is None:
             return AuthDrop.BAD_ADDRESS
@@ -313,7 +321,8 @@ class Authenticator:
         expected = hmac.digest(key, pseudo + data[:mac_start], hashlib.sha256)
         if not hmac.compare_digest(expected, data[mac_start : mac_start + MAC_OCTETS]):
             return AuthDrop.BAD_MAC
-        multicast = ipaddress.ip_address(destination.split("%", 1)[0]).is_multicast
+        # ff00::/8, or an IPv4-mapped 224.0.0.0/4.
+        multicast = pseudo[16] == 0xFF or (pseudo[16:28] == _V4_MAPPED and pseudo[28] >> 4 == 0xE)
         return self._check_fresh((source, str(interface)), (index, multicast), pc)
 
     def _check_fresh(

@@ -17,8 +17,11 @@ Rules (UIAP §2.4.1, §2.4.6, §4.2.2.2, §4.3.2, §4.4, §4.5.2):
 * A Claim-Attempt that conflicts with a defended claim is resolved by
   :data:`CONFLICT_RULES`: a held claim denies it; a claim in progress applies the R-flag
   rules of §4.2.2.2 (same kind: deny and fail; a reclaim beats a new claim, both ways).
+* A claim that has succeeded and then meets a collision (a Claim-Deny for its reclaim or
+  for its proxy-enabling announcement, or a lost simultaneous reclaim) is ``LOST``:
+  another device claims the space too (§2.1.2, §4.4, §5.1).
 * ``release`` ends any claim that has not ended (``RELEASED``); no event is reported.
-* ``FAILED``, ``EXPIRED`` and ``RELEASED`` are final.
+* ``FAILED``, ``LOST``, ``EXPIRED`` and ``RELEASED`` are final.
 
 A pair (state, trigger) missing from :data:`TRANSITIONS` cannot happen: the engine only
 fires triggers that the current state lists, and raises ``AssertionError`` otherwise (a bug).
@@ -57,6 +60,7 @@ class ClaimState(enum.Enum):
     WAITING = "waiting"
     HELD = "held"
     FAILED = "failed"
+    LOST = "lost"
     EXPIRED = "expired"
     RELEASED = "released"
 
@@ -82,6 +86,8 @@ class Trigger(enum.Enum):
     RELEASE = "release"
     #: The space conflicts with a claim already on this device (§2.4.1): fail at once.
     LOCAL_CONFLICT = "local-conflict"
+    #: A claim that had succeeded collided with another device's (§2.1.2, §4.4, §5.1).
+    COLLISION = "collision"
 
 
 _S = ClaimState
@@ -95,13 +101,16 @@ TRANSITIONS: Final[dict[tuple[ClaimState, Trigger], ClaimState]] = {
     (_S.ATTEMPTING, _T.DENY): _S.FAILED,
     (_S.ATTEMPTING, _T.LOST_SIMULTANEOUS): _S.FAILED,
     (_S.ATTEMPTING, _T.RELEASE): _S.RELEASED,
+    (_S.ATTEMPTING, _T.COLLISION): _S.LOST,
     (_S.WAITING, _T.TIMEOUT): _S.HELD,
     (_S.WAITING, _T.DENY): _S.FAILED,
     (_S.WAITING, _T.LOST_SIMULTANEOUS): _S.FAILED,
     (_S.WAITING, _T.RELEASE): _S.RELEASED,
+    (_S.WAITING, _T.COLLISION): _S.LOST,
     (_S.HELD, _T.RECLAIM): _S.ATTEMPTING,
     (_S.HELD, _T.LIFETIME_END): _S.EXPIRED,
     (_S.HELD, _T.RELEASE): _S.RELEASED,
+    (_S.HELD, _T.COLLISION): _S.LOST,
 }
 
 #: States in which the claim is "in progress" (no result returned yet): §4.2.2.2 applies.
@@ -172,7 +181,8 @@ class OwnClaim:
     ``lifetime`` is in seconds (``LIFETIME_INFINITE`` for ever); ``expires`` and
     ``deadline`` are engine times in seconds. ``run`` counts attempt runs (the first
     claim, then each reclaim), so a late Claim-Deny for an earlier run cannot fail a
-    later one.
+    later one. ``granted`` is true once the claim has succeeded (it stays true while a
+    reclaim of it runs), which makes a later failure a loss (``ClaimLost``).
 
     References: UIAP §2.4.1, §4.1 (Claim Reference Number), §4.4, §4.5.2.
     """
@@ -190,6 +200,10 @@ class OwnClaim:
     #: Token of the live timer entry for ``deadline`` (``TimerQueue.push``); 0 for none.
     timer: int = 0
     expires: float | None = None
+    granted: bool = False
+    #: The run of the X+R announcement sent at success to enable proxy defense (§5.1);
+    #: 0 when none was sent.
+    announced_run: int = 0
 
     @property
     def in_progress(self) -> bool:

@@ -18,6 +18,9 @@ of octet 0)::
     octet  35     UID Len 2
     octets 36-    UID, then (for a range) UID 2 "beginning the octet after the first ends"
 
+The Domain ID is read and written as all 8 octets: its reserved flag bits are part of the
+DID (§2.2 "always treated as part of the DID") and are never cleared.
+
 Boundary contract: :func:`decode` raises only :class:`~uuidkit.errors.DecodeError` (or
 its subclass :class:`~uuidkit.errors.UnsupportedVersion`) for any input, naming the field
 and its byte offset. Reserved fields are written as 0 and ignored when read, as are BA2 and
@@ -94,12 +97,9 @@ _FMT_MASK: Final = 0x3
 _OFFSET_TYPE: Final = 1
 _OFFSET_RESERVED: Final = 2
 _OFFSET_HOP_LIMIT: Final = 3
-_OFFSET_DOMAIN_FLAGS: Final = 31
 _OFFSET_RESERVED_2: Final = 32
 #: Octet 1 bits 12-13, which are reserved (§4.1 "0").
 _RESERVED_TYPE_BITS: Final = 0x0C
-#: The 7 reserved bits of the Domain ID flags octet (octet 31) beside J (§4.1).
-_RESERVED_FLAG_BITS: Final = 0x7F
 #: BA2 within octet 33, "MUST be set 0 by senders" when the space is not a range (§4.1).
 _BA2_BITS: Final = _THREE_BITS << _BA2_SHIFT
 _OFFSET_DEVICE_ID: Final = 8
@@ -208,8 +208,9 @@ def as_encoded(message: Message, received: bytes) -> bytes:
     """``encode(message)`` for the ``message`` that :func:`decode` read from ``received``.
 
     That is ``received`` itself unless a field the receiver ignores was set in it: a
-    reserved field (octet 1 bits 12-13, octet 2, the 7 low flag bits of the Domain ID,
-    octet 32), or BA2 or UID Len 2 of a space that is not a range. Every other octet is
+    reserved field (octet 1 bits 12-13, octet 2, octet 32), or BA2 or UID Len 2 of a space
+    that is not a range. The reserved flag bits of the Domain ID are not among them: they
+    are part of the DID (§2.2) and go out as they came in. Every other octet is
     decoded exactly (integers at their own width, UID octets as sent, BA 0 for 8 bits), so
     re-encoding such a datagram gives back the same octets; this saves encoding them again
     when a message is forwarded (UIAP §2.4.3) or denied (§4.3.1).
@@ -221,7 +222,6 @@ def as_encoded(message: Message, received: bytes) -> bytes:
     if (
         received[_OFFSET_TYPE] & _RESERVED_TYPE_BITS
         or received[_OFFSET_RESERVED]
-        or received[_OFFSET_DOMAIN_FLAGS] & _RESERVED_FLAG_BITS
         or received[_OFFSET_RESERVED_2]
         or (
             format_byte & _FMT_MASK != Fmt.RANGE

@@ -102,9 +102,12 @@ def authority_of(prefix: int) -> AllocatingAuthority:
 class DomainID:
     """An 8-octet UIAP Domain ID, held as its 64-bit big-endian value.
 
-    Equal DIDs name the same domain; the flags octet is part of the DID (§2.2: "always
-    treated as part of the DID"). The reserved flag bits must be zero: a receiver clears
-    them (:meth:`from_wire`), and constructing a DID with them set is an error.
+    Equal DIDs name the same domain; the whole flags octet is part of the DID (§2.2: the
+    flags "are always treated as part of the DID"), the 7 reserved bits beside J included:
+    a DID whose reserved bits are set (by a later revision, or a misbehaving sender) is
+    kept exactly, forwarded exactly, and is a different domain from the same DID with the
+    bits clear (§4.1: "UIAP devices treat the Domain ID as an unformatted identifier").
+    Only J changes how UIDs compare.
 
     References: UIAP §2.2, §4.1 (Domain ID, J), §6, §6.1.
     """
@@ -114,12 +117,6 @@ class DomainID:
     def __post_init__(self) -> None:
         if type(self.value) is not int or not 0 <= self.value <= _MAX_VALUE:
             raise DomainIDError(f"Domain ID: expected a 64-bit unsigned int, found {self.value!r}")
-        if self.value & RESERVED_FLAG_BITS:
-            # UIAP §4.1: the 7 reserved flag bits "MUST be set 0 by sender".
-            raise DomainIDError(
-                f"Domain ID flags octet: reserved bits must be 0, found {self.value & 0xFF:#04x}",
-                DOMAIN_ID_OCTETS - 1,
-            )
 
     @classmethod
     def from_parts(cls, identifier: bytes, *, right_justified: bool = False) -> DomainID:
@@ -134,13 +131,18 @@ class DomainID:
 
     @classmethod
     def from_wire(cls, octets: bytes) -> DomainID:
-        """The DID in 8 received octets, ignoring the reserved flag bits as §4.1 requires.
+        """The DID in 8 received octets, all of them, reserved flag bits included.
 
-        References: UIAP §4.1 ("MUST be set 0 by sender and ignored by receiver").
+        Choice (§4.1 says the reserved flag bits are "ignored by receiver", §2.2 that the
+        flags "are always treated as part of the DID"): they are ignored as flags (only J
+        affects comparison) but kept as part of the identifier, so a forwarder never
+        rewrites a Domain ID and two DIDs differing there are two domains.
+
+        References: UIAP §2.2, §4.1.
         """
         if len(octets) != DOMAIN_ID_OCTETS:
             raise DomainIDError(f"Domain ID: expected 8 octets, found {len(octets)}")
-        return cls(int.from_bytes(octets) & ~RESERVED_FLAG_BITS)
+        return cls(int.from_bytes(octets))
 
     @classmethod
     def parse(cls, text: str) -> DomainID:
@@ -175,6 +177,11 @@ class DomainID:
     def flags(self) -> int:
         """The flags octet (octet 7)."""
         return self.value & 0xFF
+
+    @property
+    def reserved_flags(self) -> int:
+        """The 7 reserved bits of the flags octet (0 in every DID the draft defines)."""
+        return self.value & RESERVED_FLAG_BITS
 
     @property
     def right_justified(self) -> bool:

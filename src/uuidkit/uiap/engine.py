@@ -16,11 +16,18 @@ Time is a float of seconds passed in (0.0 is a valid time); randomness is the
 ``random.Random`` passed in. Every call first runs the deadlines that are due at ``now``,
 so a caller that is late with ``handle_timer`` still sees every rule applied in order.
 
-Boundary contract (DESIGN.md example 10): ``receive_datagram`` never raises for network
-input. A datagram the decoder rejects is counted and dropped with a ``MessageDropped``
-event; any other exception escaping is a bug. Misuse of the API (an unknown claim handle,
-a lifetime out of range) raises :class:`EngineError`; a space its domain does not allow
-raises :class:`~uuidkit.errors.SpaceError`.
+Boundary contract: ``receive_datagram`` never raises for network input. A datagram the
+decoder rejects is counted and dropped with a ``MessageDropped`` event; any other
+exception escaping is a bug. Misuse of the API (an argument of the wrong type, an
+unknown claim handle, a lifetime out of range, a time that is not a finite number)
+raises :class:`EngineError` and changes nothing; a space its domain does not allow raises
+:class:`~uuidkit.errors.SpaceError`. Both are ``UIAPError``, hence ``ValueError``.
+
+Comparison (§3.2.4, §4.2.2.1) uses only what the wire carries: the DID's J flag, and all
+data significant (§3.2.1.1 "UIAP treats all data in a UID as significant"), so two
+devices comparing one pair of claims agree whatever domains each knows. A domain's own
+rules (``domains``) check and canonicalise this device's claims before they are sent
+(:meth:`NumberSpace.canonical`); relayed Claim-Attempts are never checked against them.
 
 Where the draft is vague, the choice made is marked "Choice (§x)" next to the code and
 listed in docs/uiap.md.
@@ -30,6 +37,7 @@ References: UIAP §2.4, §3, §4.2, §4.3, §4.4, §4.5, §5.1, §9, §10.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Final
 
@@ -49,13 +57,17 @@ from uuidkit.uiap.events import (
     ClaimDefended,
     ClaimExpired,
     ClaimFailed,
+    ClaimLost,
     ClaimSucceeded,
+    DropReason,
     FailureReason,
+    LossReason,
     ProxyDefended,
     ProxyDefenseEnded,
     ProxyDefenseStarted,
 )
 from uuidkit.uiap.flooding import Forwarder
+from uuidkit.uiap.index import DomainClaims
 from uuidkit.uiap.message import Message, MessageType
 from uuidkit.uiap.proxy import ProxyKey, ProxyRecord, ProxyTable
 from uuidkit.uiap.records import TimerQueue
@@ -88,9 +100,10 @@ class Engine(Forwarder):
 
     ``device_id`` is the 64-bit Originating Device ID (0 is reserved, UIAP §4.1);
     ``rng`` supplies the random start of the sequence numbers (§4.5.1). ``domains`` maps
-    the Domain IDs whose specification this device knows to their number spaces: their
-    messages are checked against those rules and compared by them; any other domain uses
-    :meth:`NumberSpace.generic` (the rules the DID alone gives, §3.2.1.1).
+    the Domain IDs whose specification this device knows to their number spaces: this
+    device's own claims in them are checked against those rules and sent in canonical
+    form (:meth:`NumberSpace.canonical`). Every comparison, of own claims and of relayed
+    ones, uses :meth:`NumberSpace.generic` (the rules the DID alone gives, §3.2.1.1).
 
     References: UIAP §2.4, §3, §4.2, §4.3, §4.4, §4.5, §5.1, §9; DESIGN.md example 7.
     """
@@ -103,12 +116,14 @@ class Engine(Forwarder):
         *,
         domains: Mapping[DomainID, NumberSpace] | None = None,
     ) -> None:
-        super().__init__(device_id, rng, config, domains)
-        self._rules_cache = dict(self._known_rules)
+        super().__init__(device_id, rng, config)
+        #: The caller's number spaces: checked and canonicalised own claims only.
+        self._known_rules: dict[DomainID, NumberSpace] = dict(domains or {})
         self._claims: dict[int, OwnClaim] = {}
-        #: handle -> (space, rules, interval) of claims compared with incoming attempts.
-        self._own_intervals: dict[int, tuple[UIDSpace, NumberSpace, Interval]] = {}
-        self._proxies = ProxyTable()
+        #: Own claims by domain, sorted by interval; and each claim's interval.
+        self._own_index: dict[DomainID, DomainClaims] = {}
+        self._own_intervals: dict[int, Interval] = {}
+        self._proxies = ProxyTable(config.max_proxy_records, config.max_proxy_lifetime)
         self._timers: TimerQueue[int | ProxyKey] = TimerQueue()
         self._next_handle = 1
 
@@ -132,15 +147,19 @@ class Engine(Forwarder):
         ``proxy=True`` the claim asks for proxy defense: after success it at once sends a
         reclaim with X and R set (a reclaim is sent with X from the start). The result
         comes as a ``ClaimSucceeded`` or ``ClaimFailed`` event; a conflict with a claim on
-        this device fails at once. ``lifetime`` is 0 .. 2**32-1 seconds
+        this device fails at once. ``lifetime`` is an int of 0 .. 2**32-1 seconds
         (:data:`LIFETIME_INFINITE` is for ever).
 
-        References: UIAP §2.4.1, §4.2, §4.4, §4.5.2, §5.1.
+        Raises :class:`EngineError` for an argument of the wrong type or range, and
+        :class:`~uuidkit.errors.SpaceError` for a space the domain does not allow (its
+        known rules, then the wire's); either way no claim is registered. A space in a
+        known domain whose zeros are not significant is claimed, sent and reported in its
+        canonical form (:meth:`NumberSpace.canonical`).
+
+        References: UIAP §2.4.1, §3.2.1.1, §4.2, §4.4, §4.5.2, §5.1.
         """
-        if not 0 <= lifetime <= LIFETIME_INFINITE:
-            raise EngineError(f"lifetime must be 0 .. 2**32-1 seconds, got {lifetime}")
-        # Raises SpaceError for a space its domain's rules do not allow (§3.2.2, §3.2.3).
-        self._rules(domain).check_space(space)
+        _check_claim_arguments(domain, space, lifetime, now, reclaim=reclaim, proxy=proxy)
+        space = self._local_form(domain, space)
         self._run_due(now)
         if reclaim:
             # Choice (§4.4 "another Claim-Attempt message for a claim that has already
@@ -159,6 +178,7 @@ class Engine(Forwarder):
             self._events.append(ClaimFailed(handle, FailureReason.LOCAL_CONFLICT, domain, space))
             return handle
         self._claims[handle] = own
+        self._index_claim(own)
         self._start_run(own, None, now)
         return handle
 
@@ -167,13 +187,16 @@ class Engine(Forwarder):
 
         References: UIAP §2.1.1 (the application decides how long a claim is defended).
         """
+        if isinstance(claim, bool) or not isinstance(claim, int):
+            raise EngineError(f"claim handle: expected an int, found {type(claim).__name__}")
         if not 0 < claim < self._next_handle:
             raise EngineError(f"unknown claim handle {claim}")
+        _check_time(now)
         self._run_due(now)
         own = self._forget_claim(claim)
         if own is not None:
             own.fire(Trigger.RELEASE)
-            own.deadline, own.timer = None, 0
+            own.deadline = None
 
     def handle_timer(self, now: float) -> None:
         """Run every deadline due at or before ``now`` (call it when ``get_timer`` passes).
@@ -184,45 +207,55 @@ class Engine(Forwarder):
 
     def get_timer(self) -> float | None:
         """The earliest deadline (engine seconds), or ``None`` when nothing is scheduled."""
-        timers = self._timers
-        while (top := timers.peek()) is not None:
-            if self._timer_owner(*top) is not None:
-                return top[0]
-            timers.pop()
-        return None
+        top = self._timers.peek()
+        return None if top is None else top[0]
 
     # ------------------------------------------------------------------ own claims
 
+    def _local_form(self, domain: DomainID, space: UIDSpace) -> UIDSpace:
+        """``space`` checked against the domain's rules and in the form sent on the wire.
+
+        Raises SpaceError for a space the domain's known rules (§3.2.2, §3.2.3), or the
+        rules the wire carries, do not allow.
+        """
+        known = self._known_rules.get(domain)
+        if known is not None:
+            known.check_space(space)
+            space = known.canonical(space)
+        NumberSpace.generic(domain).check_space(space)
+        return space
+
+    def _index_claim(self, own: OwnClaim) -> None:
+        claims = self._own_index.get(own.domain)
+        if claims is None:
+            claims = self._own_index[own.domain] = DomainClaims(NumberSpace.generic(own.domain))
+        interval = claims.rules.interval(own.space)
+        claims.add(own.handle, interval)
+        self._own_intervals[own.handle] = interval
+
+    def _claims_meeting(self, domain: DomainID, space: UIDSpace) -> list[OwnClaim]:
+        claims = self._own_index.get(domain)
+        if claims is None:
+            return []
+        return [self._claims[h] for h in claims.meeting(claims.rules.interval(space))]
+
     def _held_claim(self, domain: DomainID, space: UIDSpace) -> OwnClaim | None:
-        for own in self._claims.values():
-            if own.state is ClaimState.HELD and own.domain == domain and own.space == space:
+        for own in self._claims_meeting(domain, space):
+            if own.state is ClaimState.HELD and own.space == space:
                 return own
         return None
-
-    def _rules(self, domain: DomainID) -> NumberSpace:
-        """The number space of ``domain``: the caller's, else the DID's generic rules.
-
-        Only domains this device claims in, or proxy-defends, are ever looked up.
-        """
-        rules = self._rules_cache.get(domain)
-        if rules is None:
-            rules = self._rules_cache[domain] = NumberSpace.generic(domain)
-        return rules
-
-    def _overlap(self, domain: DomainID, a: UIDSpace, b: UIDSpace) -> bool:
-        # §3.2.4: "UIDs from different number spaces or domains ... MUST NOT perform such
-        # a comparison" -- callers compare only spaces of the same DID.
-        return self._rules(domain).overlaps(a, b)
 
     def _conflicts_locally(self, domain: DomainID, space: UIDSpace) -> bool:
         # §2.4.1: "a claim will immediately fail if a conflicting claim already exits on
         # the local device". Choice: claims in progress and proxy-defended claims count
-        # too, as this device would deny (or resolve) a Claim-Attempt for either.
-        for own in self._claims.values():
-            if own.domain == domain and self._overlap(domain, own.space, space):
-                return True
+        # too, as this device would deny (or resolve) a Claim-Attempt for either. This
+        # keeps the intervals of one domain's own claims disjoint (see index.py).
+        if self._claims_meeting(domain, space):
+            return True
+        interval = NumberSpace.generic(domain).interval(space)
         return any(
-            self._overlap(domain, record.space, space) for record in self._proxies.in_domain(domain)
+            intervals_overlap(record.interval, interval)
+            for record in self._proxies.in_domain(domain)
         )
 
     def _start_run(self, own: OwnClaim, trigger: Trigger | None, now: float) -> None:
@@ -263,6 +296,7 @@ class Engine(Forwarder):
 
     def _schedule_claim(self, own: OwnClaim, deadline: float | None) -> None:
         own.deadline = deadline
+        self._timers.cancel(own.timer)
         own.timer = 0 if deadline is None else self._timers.push(deadline, own.handle)
 
     def _on_claim_deadline(self, own: OwnClaim, at: float) -> None:
@@ -285,28 +319,56 @@ class Engine(Forwarder):
         else:
             own.fire(Trigger.LIFETIME_END)
             self._forget_claim(own.handle)
-            self._events.append(ClaimExpired(own.handle))
+            self._emit(ClaimExpired(own.handle))
 
     def _succeed(self, own: OwnClaim, at: float) -> None:
         own.fire(Trigger.TIMEOUT)
+        own.granted = True
         # Choice (§4.5.2): the lifetime runs from success; 0 succeeds and expires at once,
         # all one bits is infinite (as for IPv6 address lifetimes).
         infinite = own.lifetime == LIFETIME_INFINITE
         own.expires = None if infinite else at + own.lifetime
-        self._events.append(ClaimSucceeded(own.handle, own.domain, own.space, own.expires))
+        self._emit(ClaimSucceeded(own.handle, own.domain, own.space, own.expires))
         if own.proxy and not own.reclaim:
             # §5.1: "To enable proxy-defense after a successful Claim-Attempt, the claiming
             # device immediately attempts a reclaim on the successful claim with the proxy
-            # enabled flag set." Choice: this reclaim is an announcement of a held claim;
-            # the result was already returned, so a Claim-Deny for it is discarded (§4.3.2).
+            # enabled flag set." Choice: this reclaim is an announcement of a held claim,
+            # a run of its own; the result was already returned (§4.3.2), but a Claim-Deny
+            # for it means another device defends the space: the claim is lost
+            # (ClaimLost, ANNOUNCEMENT_DENIED), not silently kept.
+            own.run += 1
+            own.announced_run = own.run
             self._send_attempt(own, at, announce=True)
         self._schedule_claim(own, own.expires)
 
     def _fail(self, own: OwnClaim, trigger: Trigger, reason: FailureReason) -> None:
+        """End a claim in progress with ``ClaimFailed``, the result of its run.
+
+        A claim that had succeeded (its reclaim failed) is lost too: ``ClaimLost``
+        follows, so a caller waiting for the reclaim's result gets it as for any claim,
+        and the collision is reported on its own (§2.1.2).
+        """
+        if own.granted:
+            lost = {
+                Trigger.DENY: LossReason.RECLAIM_DENIED,
+                Trigger.LOST_SIMULTANEOUS: LossReason.SIMULTANEOUS_RECLAIM,
+            }
+            self._emit(ClaimFailed(own.handle, reason, own.domain, own.space))
+            self._lose(own, lost[trigger])
+            return
         own.fire(trigger)
-        own.deadline, own.timer = None, 0
+        own.deadline = None
         self._forget_claim(own.handle)
-        self._events.append(ClaimFailed(own.handle, reason, own.domain, own.space))
+        self._emit(ClaimFailed(own.handle, reason, own.domain, own.space))
+
+    def _lose(self, own: OwnClaim, reason: LossReason) -> None:
+        # §2.1.2: "The collision will only be detected if one of the UIAP devices ...
+        # attempts to re-claim the UID space"; "Recovery after collision is the
+        # responsibility of the application", which this event tells.
+        own.fire(Trigger.COLLISION)
+        own.deadline = None
+        self._forget_claim(own.handle)
+        self._emit(ClaimLost(own.handle, reason, own.domain, own.space))
 
     # ------------------------------------------------------------------ timers
 
@@ -331,87 +393,97 @@ class Engine(Forwarder):
     def _must_deny(self, message: Message) -> bool:
         """Compare with the claims this device defends (§4.2.2.1), resolving simultaneous
         claims by :data:`~uuidkit.uiap.claims.CONFLICT_RULES` (§4.2.2.2)."""
-        deny = False
-        message_id = (message.device_id, message.sequence)
         domain = message.domain
-        # The message's interval is computed once, at the first claim in its domain.
-        incoming: Interval | None = None
-        # A copy of the claims: a lost simultaneous claim is removed while looping.
-        for own in list(self._claims.values()) if self._claims else ():
-            if own.domain != domain:
-                continue
-            rules = self._rules(domain)
-            own_interval = self._own_interval(own, rules)
-            if incoming is None:
-                incoming = rules.interval(message.space)
-            if not intervals_overlap(own_interval, incoming):
-                continue
-            conflict = CONFLICT_RULES[own.in_progress, own.reclaim, message.reclaim]
-            deny = deny or conflict.deny
-            if conflict.failure is not None:
-                self._fail(own, Trigger.LOST_SIMULTANEOUS, conflict.failure)
-            elif conflict.deny:
-                self._events.append(ClaimDefended(own.handle, *message_id))
-        for record in self._proxies.in_domain(domain):
+        claims = self._own_index.get(domain) if self._own_index else None
+        has_proxies = self._proxies.has_domain(domain)
+        if claims is None and not has_proxies:
+            return False
+        # §3.2.4: "UIDs from different number spaces or domains ... MUST NOT perform such
+        # a comparison": only this DID's claims are looked at, by the wire's rules.
+        rules = claims.rules if claims is not None else NumberSpace.generic(domain)
+        incoming = rules.interval(message.space)
+        deny = False
+        if claims is not None:
+            for handle in claims.meeting(incoming):
+                deny = self._resolve(self._claims[handle], message) or deny
+        if has_proxies:
+            deny = self._proxy_denies(message, incoming) or deny
+        return deny
+
+    def _resolve(self, own: OwnClaim, message: Message) -> bool:
+        """What a conflicting Claim-Attempt does to ``own``; True to deny it."""
+        conflict = CONFLICT_RULES[own.in_progress, own.reclaim, message.reclaim]
+        if conflict.failure is not None:
+            self._fail(own, Trigger.LOST_SIMULTANEOUS, conflict.failure)
+        elif conflict.deny:
+            self._emit(ClaimDefended(own.handle, message.device_id, message.sequence))
+        return conflict.deny
+
+    def _proxy_denies(self, message: Message, incoming: Interval) -> bool:
+        deny = False
+        for record in self._proxies.in_domain(message.domain):
             # §5.1: "A device providing proxy defense MUST NOT defend the claim against
             # the original claimant."
             if record.claimant == message.device_id:
                 continue
-            rules = self._rules(domain)
-            record_interval = rules.interval(record.space)
-            if incoming is None:
-                incoming = rules.interval(message.space)
-            if intervals_overlap(record_interval, incoming):
+            if intervals_overlap(record.interval, incoming):
                 deny = True
-                self._events.append(ProxyDefended(record.claimant, *message_id))
+                self._emit(ProxyDefended(record.claimant, message.device_id, message.sequence))
         return deny
 
-    def _own_interval(self, own: OwnClaim, rules: NumberSpace) -> Interval:
-        """``own``'s space as an interval of ``rules``, kept while the claim lasts: it is
-        compared with every new Claim-Attempt of its domain (§4.2.2.1)."""
-        cached = self._own_intervals.get(own.handle)
-        if cached is not None and cached[0] is own.space and cached[1] is rules:
-            return cached[2]
-        interval = rules.interval(own.space)
-        self._own_intervals[own.handle] = (own.space, rules, interval)
-        return interval
-
     def _forget_claim(self, handle: int) -> OwnClaim | None:
-        """Remove claim ``handle`` (if present) and what is cached about it."""
-        self._own_intervals.pop(handle, None)
-        return self._claims.pop(handle, None)
+        """Remove claim ``handle`` (if present), its index entry and its timer."""
+        own = self._claims.pop(handle, None)
+        if own is None:
+            return None
+        claims = self._own_index[own.domain]
+        claims.remove(handle, self._own_intervals.pop(handle))
+        if not claims:
+            del self._own_index[own.domain]
+        self._timers.cancel(own.timer)
+        own.timer = 0
+        return own
 
     def _deny_for_own_flood(
         self, claim: int, run: int, interface: Hashable, source: Hashable
     ) -> None:
         own = self._claims.get(claim)
-        if own is not None and own.in_progress and own.run == run:
+        if own is not None and own.run == run and own.in_progress:
             # §4.3.2: "the claim is still in progress ... MUST return a failure to the
-            # application and stop the claim."
+            # application and stop the claim." A reclaim of a held claim is lost.
             self._fail(own, Trigger.DENY, FailureReason.DENIED)
+        elif own is not None and own.state is ClaimState.HELD and own.announced_run == run:
+            # A deny for the proxy-enabling announcement of a held claim (§5.1).
+            self._lose(own, LossReason.ANNOUNCEMENT_DENIED)
         else:
             super()._deny_for_own_flood(claim, run, interface, source)
 
     # ------------------------------------------------------------------ proxy defense
 
-    def _accepted(self, message: Message, now: float) -> None:
+    def _accepted(
+        self, message: Message, interface: Hashable, source: Hashable, now: float
+    ) -> None:
         # §5.1: "Claim-Attempt messages without both these flags set MUST NOT be proxied."
         if not (self.config.proxy_defense and message.proxy and message.reclaim):
             return
         if message.device_id == self.device_id:
             return
-        record, previous = self._proxies.remember(message, now)
+        if self._proxies.full_for(message):
+            self._drop(DropReason.PROXY_TABLE_FULL, interface, source)
+            return
+        interval = NumberSpace.generic(message.domain).interval(message.space)
+        record, previous = self._proxies.remember(message, now, interval)
         same_claim = record is not None and previous is not None and previous.space == record.space
-        if previous is not None and not same_claim:
-            self._events.append(
-                ProxyDefenseEnded(previous.claimant, previous.domain, previous.space)
-            )
+        if previous is not None:
+            self._timers.cancel(previous.timer)
+            if not same_claim:
+                self._emit(ProxyDefenseEnded(previous.claimant, previous.domain, previous.space))
         if record is None:
             return
         if record.expires is not None:
             record.timer = self._timers.push(record.expires, record.key)
         if not same_claim:
-            self._events.append(
+            self._emit(
                 ProxyDefenseStarted(record.claimant, record.domain, record.space, record.expires)
             )
 
@@ -426,4 +498,28 @@ class Engine(Forwarder):
 
     def _end_proxy(self, record: ProxyRecord) -> None:
         self._proxies.forget(record)
-        self._events.append(ProxyDefenseEnded(record.claimant, record.domain, record.space))
+        self._timers.cancel(record.timer)
+        self._emit(ProxyDefenseEnded(record.claimant, record.domain, record.space))
+
+
+def _check_time(now: object) -> None:
+    if isinstance(now, bool) or not isinstance(now, int | float) or not math.isfinite(now):
+        raise EngineError(f"now: expected a finite number of seconds, found {now!r}")
+
+
+def _check_claim_arguments(
+    domain: object, space: object, lifetime: object, now: object, *, reclaim: object, proxy: object
+) -> None:
+    """Raise EngineError, naming the argument, unless each has the documented type."""
+    if not isinstance(domain, DomainID):
+        raise EngineError(f"domain: expected a DomainID, found {type(domain).__name__}")
+    if not isinstance(space, UIDSpace):
+        raise EngineError(f"space: expected a UIDSpace, found {type(space).__name__}")
+    if isinstance(lifetime, bool) or not isinstance(lifetime, int):
+        raise EngineError(f"lifetime: expected an int of seconds, found {lifetime!r}")
+    if not 0 <= lifetime <= LIFETIME_INFINITE:
+        raise EngineError(f"lifetime must be 0 .. 2**32-1 seconds, got {lifetime}")
+    _check_time(now)
+    for name, flag in (("reclaim", reclaim), ("proxy", proxy)):
+        if not isinstance(flag, bool):
+            raise EngineError(f"{name}: expected a bool, found {flag!r}")

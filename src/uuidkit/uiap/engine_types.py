@@ -84,7 +84,10 @@ class EngineConfig:
     claim_attempts: int = UIAP_NEW_CLAIM_ATTEMPTS
     #: Claim-Attempt floods per reclaim, in messages (§4.4: 1; MAY send more).
     reclaim_attempts: int = UIAP_RECLAIM_ATTEMPTS
-    #: Hop Limit of a new Claim-Attempt and of every new Claim-Deny, in hops (§4.1: 32).
+    #: Hop Limit of each Claim-Attempt flood this device originates, in hops (§4.1: 32).
+    #: It is not the IP hop limit (a transport sends every flood with IP hop limit 1), and
+    #: it does not apply to Claim-Denies, which always start at 32 (§2.4.5 "Reset hop
+    #: limit to maximum (currently 32)", §4.3.1).
     hop_limit: int = UIAP_HOP_LIMIT
     #: Seconds a flood record is kept after its last copy: the draft's "X seconds"
     #: (§4.2.2.1). Choice: 10 s, four times a new claim's 2.5 s, so a record outlives the
@@ -98,6 +101,39 @@ class EngineConfig:
     #: Whether every dropped datagram also queues a ``MessageDropped`` event (the counts
     #: in ``Engine.stats`` are kept either way).
     drop_events: bool = True
+    #: Flood records of other devices' Claim-Attempts kept at most, in records. When full,
+    #: the record whose last copy is oldest is forgotten (counted in
+    #: ``EngineStats.flood_records_evicted``). This device's own floods are kept apart and
+    #: never evicted (§4.2.2.3 MUST remember them).
+    max_flood_records: int = 8192
+    #: Proxy records kept at most, in records; an X+R Claim-Attempt beyond is forwarded
+    #: but not defended (``DropReason.PROXY_TABLE_FULL``; §5.1 proxy defense is a MAY).
+    max_proxy_records: int = 1024
+    #: Seconds a proxied claim is defended at most from receipt, whatever its Lifetime
+    #: (infinite included); ``None`` for no cap. §5.1: a proxy "MAY stop defending a
+    #: claim at any earlier time". Choice: one hour; a claimant that wants more reclaims.
+    max_proxy_lifetime: float | None = 3600.0
+    #: New Claim-Attempts admitted per second from one (interface, source), and the
+    #: bucket size in Claim-Attempts; ``None`` disables the limit. Copies of known floods
+    #: and Claim-Denies are not limited. Choice: 50/s, bursts of 200 -- a claim is three
+    #: floods, so a neighbour relaying a busy site stays far below it.
+    source_rate: float | None = 50.0
+    source_burst: int = 200
+    #: New Claim-Attempts admitted per second on one interface, whatever the sources,
+    #: and the bucket size; ``None`` disables the limit. Choice: 200/s, bursts of 800.
+    interface_rate: float | None = 200.0
+    interface_burst: int = 800
+    #: Per-source rate buckets kept at most (least recently used forgotten first).
+    max_tracked_sources: int = 1024
+    #: Runs of our own sequence numbers remembered for §9 (one per jump away from a
+    #: device sharing our ID), at most; older runs are forgotten.
+    max_sequence_runs: int = 16
+    #: Events queued at most that the network causes (``MessageDropped``,
+    #: ``ClaimDefended``, ``ProxyDefended``, ``ProxyDefenseStarted``/``Ended``,
+    #: ``DeviceIDConflictSuspected``); beyond, they are counted in
+    #: ``EngineStats.events_dropped`` and not queued. Results of this device's own claims
+    #: are always queued.
+    max_queued_events: int = 4096
 
     def __post_init__(self) -> None:
         if not self.claim_period >= 0 or not self.claim_timeout >= 0:
@@ -117,6 +153,29 @@ class EngineConfig:
                 f"flood_record_lifetime must exceed the longest claim ({longest_claim} s), "
                 f"got {self.flood_record_lifetime}"
             )
+        self._check_limits()
+
+    def _check_limits(self) -> None:
+        counts = {
+            "max_flood_records": self.max_flood_records,
+            "max_proxy_records": self.max_proxy_records,
+            "source_burst": self.source_burst,
+            "interface_burst": self.interface_burst,
+            "max_tracked_sources": self.max_tracked_sources,
+            "max_sequence_runs": self.max_sequence_runs,
+            "max_queued_events": self.max_queued_events,
+        }
+        for name, value in counts.items():
+            if type(value) is not int or value < 1:
+                raise EngineError(f"{name} must be an int >= 1, got {value!r}")
+        rates = {
+            "source_rate": self.source_rate,
+            "interface_rate": self.interface_rate,
+            "max_proxy_lifetime": self.max_proxy_lifetime,
+        }
+        for name, rate in rates.items():
+            if rate is not None and not 0 <= rate < float("inf"):
+                raise EngineError(f"{name} must be None or a finite number >= 0, got {rate!r}")
 
     def longest_claim_seconds(self) -> float:
         """Seconds from a claim's first Claim-Attempt to its result (new claim or reclaim)."""
@@ -147,7 +206,8 @@ class EngineStats:
     forwarded: int = 0
     #: Received Claim-Attempts that had Hop Limit 0: processed, never forwarded (§4.1).
     hop_limit_reached: int = 0
-    #: Claim-Deny messages this device originated (its own or a proxied claim).
+    #: Claim-Deny messages this device originated (its own or a proxied claim), each with
+    #: Hop Limit 32 (§4.3.1).
     denied: int = 0
     #: Claim-Deny messages forwarded towards their originator.
     denies_forwarded: int = 0
@@ -155,3 +215,7 @@ class EngineStats:
     device_id_conflicts: int = 0
     #: Dropped datagrams by reason.
     dropped: Counter[DropReason] = field(default_factory=Counter)
+    #: Flood records forgotten before their time because the table was full.
+    flood_records_evicted: int = 0
+    #: Network-caused events not queued because ``max_queued_events`` were waiting.
+    events_dropped: int = 0

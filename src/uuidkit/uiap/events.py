@@ -27,11 +27,13 @@ __all__ = [
     "ClaimDefended",
     "ClaimExpired",
     "ClaimFailed",
+    "ClaimLost",
     "ClaimSucceeded",
     "DeviceIDConflictSuspected",
     "DropReason",
     "Event",
     "FailureReason",
+    "LossReason",
     "MessageDropped",
     "ProxyDefended",
     "ProxyDefenseEnded",
@@ -56,6 +58,23 @@ class FailureReason(enum.Enum):
     #: (§2.4.1: "a claim will immediately fail if a conflicting claim already exits on the
     #: local device").
     LOCAL_CONFLICT = "local-conflict"
+
+
+class LossReason(enum.Enum):
+    """Why a claim that had succeeded stopped being this device's (a collision).
+
+    References: UIAP §2.1.2, §4.2.2.2, §4.3.2, §4.4, §5.1.
+    """
+
+    #: A Claim-Deny answered a reclaim of this held claim: another device defends an
+    #: intersecting space, typically after two sites merged (§2.1.2, §4.4).
+    RECLAIM_DENIED = "reclaim-denied"
+    #: A Claim-Deny answered the X+R reclaim sent at success to enable proxy defense
+    #: (§5.1): another device, or a proxy of one, defends an intersecting space.
+    ANNOUNCEMENT_DENIED = "announcement-denied"
+    #: This claim's reclaim met another device's reclaim of an intersecting space; both
+    #: sides deny and fail (§4.2.2.2).
+    SIMULTANEOUS_RECLAIM = "simultaneous-reclaim"
 
 
 class DropReason(enum.Enum):
@@ -85,6 +104,13 @@ class DropReason(enum.Enum):
     DENY_HOP_LIMIT = "deny-hop-limit"
     #: A Claim-Deny to forward out an interface that has been removed since.
     DENY_INTERFACE_GONE = "deny-interface-gone"
+    #: A new Claim-Attempt over its (interface, source) rate (``EngineConfig.source_rate``).
+    RATE_LIMITED_SOURCE = "rate-limited-source"
+    #: A new Claim-Attempt over its interface's rate (``EngineConfig.interface_rate``).
+    RATE_LIMITED_INTERFACE = "rate-limited-interface"
+    #: An X+R Claim-Attempt was forwarded but not proxy-defended: the proxy table holds
+    #: ``EngineConfig.max_proxy_records`` already (§5.1: proxy defense is a MAY).
+    PROXY_TABLE_FULL = "proxy-table-full"
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +137,26 @@ class ClaimFailed:
 
     claim: int
     reason: FailureReason
+    domain: DomainID
+    space: UIDSpace
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimLost:
+    """A claim that had succeeded is no longer defended: another device claims it too.
+
+    UIAP does not watch held claims (§2.1.2): a collision shows only when this device
+    reclaims (``RECLAIM_DENIED``, ``SIMULTANEOUS_RECLAIM``) or announces the claim for
+    proxy defense (``ANNOUNCEMENT_DENIED``). The claim ends here. When a reclaim was
+    running, its result comes first as usual (``ClaimFailed``), then this event; "recovery
+    after collision is the responsibility of the application" (§2.1.2), which should stop
+    using the space and claim another.
+
+    References: UIAP §2.1.2, §4.2.2.2, §4.3.2, §4.4, §5.1.
+    """
+
+    claim: int
+    reason: LossReason
     domain: DomainID
     space: UIDSpace
 
@@ -211,6 +257,7 @@ class DeviceIDConflictSuspected:
 Event: TypeAlias = (
     ClaimSucceeded
     | ClaimFailed
+    | ClaimLost
     | ClaimExpired
     | ClaimDefended
     | ProxyDefenseStarted

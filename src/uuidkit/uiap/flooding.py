@@ -17,18 +17,26 @@ References: UIAP §2.4.2, §2.4.3, §2.4.4, §2.4.5, §4.1, §4.2.2.1, §4.2.2.3
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Final
 
 from uuidkit.errors import DecodeError, EngineError, UnsupportedVersion
 from uuidkit.uiap.codec import HEADER_FIELDS, as_encoded, decode, encode, with_hop_limit
-from uuidkit.uiap.constants import HEADER_LENGTH_OCTETS, UIAP_VERSION
-from uuidkit.uiap.domain import DomainID
+from uuidkit.uiap.constants import HEADER_LENGTH_OCTETS, UIAP_HOP_LIMIT, UIAP_VERSION
 from uuidkit.uiap.engine_types import MULTICAST, EngineConfig, EngineStats, Transmit
-from uuidkit.uiap.events import DeviceIDConflictSuspected, DropReason, Event, MessageDropped
+from uuidkit.uiap.events import (
+    ClaimExpired,
+    ClaimFailed,
+    ClaimLost,
+    ClaimSucceeded,
+    DeviceIDConflictSuspected,
+    DropReason,
+    Event,
+    MessageDropped,
+)
+from uuidkit.uiap.limits import RateLimiter
 from uuidkit.uiap.message import Message, MessageType
 from uuidkit.uiap.records import FloodRecord, FloodTable, SequenceNumbers
-from uuidkit.uiap.space import NumberSpace
 
 if TYPE_CHECKING:
     import random
@@ -45,6 +53,9 @@ _ID_OFFSET: Final = _OFFSETS["Originating Device ID"]
 #: the header (§4.1), ending at octet 20.
 _ID_END: Final = _OFFSETS["Sequence Number"] + 4
 assert _OFFSETS["Sequence Number"] == _ID_OFFSET + 8
+#: Results of this device's own claims: always queued, whatever ``max_queued_events``
+#: (the caller's claims bound them, not the network).
+_RESULT_EVENTS: Final = (ClaimSucceeded, ClaimFailed, ClaimLost, ClaimExpired)
 
 
 class Forwarder:
@@ -58,7 +69,6 @@ class Forwarder:
         device_id: int,
         rng: random.Random,
         config: EngineConfig,
-        domains: Mapping[DomainID, NumberSpace] | None,
     ) -> None:
         # §4.1: "ID 0 (all bits 0) is reserved to represent a non-existent device, and
         # MUST NOT appear in a message."
@@ -67,12 +77,19 @@ class Forwarder:
         self.device_id = device_id
         self.config = config
         self.stats = EngineStats()
-        #: The caller's number spaces, which decode() also checks messages against.
-        self._known_rules: dict[DomainID, NumberSpace] = dict(domains or {})
         self._rng = rng
         self._interfaces: dict[Hashable, None] = {}
-        self._sequences = SequenceNumbers(rng)
-        self._floods = FloodTable(config.flood_record_lifetime)
+        self._sequences = SequenceNumbers(rng, config.max_sequence_runs)
+        #: Other devices' floods (capped) and this device's own (never evicted, §4.2.2.3).
+        self._floods = FloodTable(config.flood_record_lifetime, config.max_flood_records)
+        self._own_floods = FloodTable(config.flood_record_lifetime)
+        self._limiter = RateLimiter(
+            config.source_rate,
+            config.source_burst,
+            config.interface_rate,
+            config.interface_burst,
+            config.max_tracked_sources,
+        )
         self._outbox: list[Transmit] = []
         self._events: deque[Event] = deque()
 
@@ -91,6 +108,7 @@ class Forwarder:
         if interface not in self._interfaces:
             raise EngineError(f"interface {interface!r} was never added")
         del self._interfaces[interface]
+        self._limiter.forget_interface(interface)
 
     def receive_datagram(
         self, data: bytes, interface: Hashable, source: Hashable, now: float
@@ -107,14 +125,24 @@ class Forwarder:
             self._drop(DropReason.UNKNOWN_INTERFACE, interface, source)
             return
         self._floods.expire(now)
+        self._own_floods.expire(now)
         if isinstance(data, bytearray | memoryview):
             # The octets as decode() reads them, for the Message ID check too.
             data = bytes(data)
         if self._is_known_attempt(data, now):
             self._drop(DropReason.DUPLICATE, interface, source)
             return
+        if _looks_like_attempt(data):
+            # A new Claim-Attempt will be remembered: only so many per source and link.
+            refused = self._limiter.admit(interface, source, now)
+            if refused is not None:
+                self._drop(refused, interface, source)
+                return
         try:
-            message = decode(data, domains=self._known_rules)
+            # No domain's own rules here: §4.2.2.1 "MUST forward" every Claim-Attempt that
+            # conflicts with no claim, and §3.2.1.1 "there is no mechanism to specify or
+            # enforce UID sizes within UIAP". Domain rules check this device's own claims.
+            message = decode(data)
         except UnsupportedVersion:
             # §4.1: "UIAP devices MAY silently discard UIAP messages with unknown version".
             self._drop(DropReason.UNSUPPORTED_VERSION, interface, source)
@@ -153,20 +181,20 @@ class Forwarder:
         multi-homed device receives. Choice: a copy whose other fields are damaged is
         counted as a duplicate, not as malformed; it is dropped either way.
         """
-        if not isinstance(data, bytes):
-            return False  # decode() reports what it is
-        if len(data) < HEADER_LENGTH_OCTETS or data[0] != UIAP_VERSION:
-            return False
-        # §4.1: Type is the high 4 bits of octet 1.
-        if data[_TYPE_OFFSET] >> 4 != MessageType.CLAIM_ATTEMPT:
+        if not _looks_like_attempt(data):
             return False
         # Octets 8-19 are the Message ID as one 96-bit number (MessageID.value).
-        record = self._floods.get_by_value(int.from_bytes(data[_ID_OFFSET:_ID_END]))
+        value = int.from_bytes(data[_ID_OFFSET:_ID_END])
+        table = self._floods
+        record = table.get_by_value(value)
         if record is None:
-            return False
+            table = self._own_floods
+            record = table.get_by_value(value)
+            if record is None:
+                return False
         # §2.4.2: "If device has already seen this Claim-Attempt message: Update last
         # received time. Discard message."
-        self._floods.touch(record, now)
+        table.touch(record, now)
         return True
 
     # ------------------------------------------------------------------ hooks
@@ -178,7 +206,9 @@ class Forwarder:
         """Whether a new Claim-Attempt conflicts with a claim this device defends."""
         return False
 
-    def _accepted(self, message: Message, now: float) -> None:
+    def _accepted(
+        self, message: Message, interface: Hashable, source: Hashable, now: float
+    ) -> None:
         """A new Claim-Attempt was not denied (it has been forwarded if its hop limit
         allowed)."""
 
@@ -188,7 +218,8 @@ class Forwarder:
     def _deny_for_own_flood(
         self, claim: int, run: int, interface: Hashable, source: Hashable
     ) -> None:
-        """A Claim-Deny matched a flood this device originated for ``claim``'s ``run``."""
+        """A Claim-Deny matched a flood this device originated for ``claim``'s ``run``
+        (each run's floods are its attempts; the proxy-enabling announcement is a run)."""
         # §4.3.2: "If a result has already been returned to the application, the
         # Claim-Deny message MUST be discarded."
         self._drop(DropReason.DENY_AFTER_RESULT, interface, source)
@@ -199,10 +230,10 @@ class Forwarder:
         """Send our own Claim-Attempt flood out every interface (its sequence was issued)."""
         # §4.2.2.3: "a device MUST remember Claim-Attempt messages that it originates, in
         # order to protect against loops" -- recorded before anything is sent.
-        self._floods.expire(now)
+        self._own_floods.expire(now)
         record = FloodRecord(message.message_id, None, None, now, now)
         record.own_claim, record.own_run = claim, run
-        self._floods.add(record)
+        self._own_floods.add(record)
         self.stats.attempts_originated += 1
         data = encode(message)
         self._outbox.extend(Transmit(interface, MULTICAST, data) for interface in self._interfaces)
@@ -212,7 +243,16 @@ class Forwarder:
     def _drop(self, reason: DropReason, interface: Hashable, source: Hashable) -> None:
         self.stats.dropped[reason] += 1
         if self.config.drop_events:
-            self._events.append(MessageDropped(reason, interface, source))
+            self._emit(MessageDropped(reason, interface, source))
+
+    def _emit(self, event: Event) -> None:
+        """Queue ``event``; network-caused ones only while fewer than the cap wait."""
+        if len(self._events) >= self.config.max_queued_events and not isinstance(
+            event, _RESULT_EVENTS
+        ):
+            self.stats.events_dropped += 1
+            return
+        self._events.append(event)
 
     def _on_attempt(
         self, message: Message, received: bytes, interface: Hashable, source: Hashable, now: float
@@ -233,21 +273,22 @@ class Forwarder:
         # processed", with the sender of the first copy (§2.4.2 "Store message record").
         record = FloodRecord(message_id, interface, source, now, now)
         self._floods.add(record)
+        self.stats.flood_records_evicted = self._floods.evicted
         self.stats.attempts_received += 1
         if self._must_deny(message):
             self._send_deny(message, received, record)
             return
         self._forward_attempt(message, received, interface)
-        self._accepted(message, now)
+        self._accepted(message, interface, source, now)
 
     def _send_deny(self, message: Message, received: bytes, record: FloodRecord) -> None:
         # §4.3.1: "a copy of the Claim-Attempt message being denied, except that the Type
-        # field is set to 0x1 and the Hop Limit field is reset to 32". Choice (§4.5.2
-        # allows 0): the lifetime is copied too, keeping the deny a faithful copy. The
-        # copy is made from the octets; with_hop_limit() equals re-encoding the message.
-        deny = with_hop_limit(
-            as_encoded(message, received), self.config.hop_limit, MessageType.CLAIM_DENY
-        )
+        # field is set to 0x1 and the Hop Limit field is reset to 32" -- 32 whatever hop
+        # limit this device gives its own floods (§2.4.5 "Reset hop limit to maximum
+        # (currently 32)"). Choice (§4.5.2 allows 0): the lifetime is copied too, keeping
+        # the deny a faithful copy. The copy is made from the octets; with_hop_limit()
+        # equals re-encoding the message.
+        deny = with_hop_limit(as_encoded(message, received), UIAP_HOP_LIMIT, MessageType.CLAIM_DENY)
         # §4.3.2: "MUST send the Claim-Deny message out the same interface that the
         # matching Claim-Attempt was first received", to the recorded sender.
         record.deny_sent = True
@@ -272,15 +313,16 @@ class Forwarder:
     def _next_hop_limit(self, message: Message) -> int:
         # §4.1: the hop limit "is originally set to 32, and is decremented by the sending
         # device each time a UIAP message is forwarded". Choice (§4.1 is silent on larger
-        # values): a received hop limit above our own initial one is clamped to it, so a
-        # misbehaving sender cannot send a flood further than our configuration allows.
-        return min(message.hop_limit - 1, self.config.hop_limit)
+        # values): a received hop limit above the larger of 32 and our own floods' is
+        # clamped to it, so a misbehaving sender cannot send a flood further than a
+        # well-behaved one could.
+        return min(message.hop_limit - 1, max(self.config.hop_limit, UIAP_HOP_LIMIT))
 
     def _on_deny(
         self, message: Message, received: bytes, interface: Hashable, source: Hashable
     ) -> None:
         self.stats.denies_received += 1
-        record = self._floods.get(message.message_id)
+        record = self._floods.get(message.message_id) or self._own_floods.get(message.message_id)
         if record is None:
             if message.device_id == self.device_id and not self._sequences.was_issued(
                 message.sequence
@@ -337,6 +379,17 @@ class Forwarder:
         if close:
             self._sequences.jump(self._rng)
         self.stats.device_id_conflicts += 1
-        self._events.append(
+        self._emit(
             DeviceIDConflictSuspected(message.sequence, interface, source, resequenced=close)
         )
+
+
+def _looks_like_attempt(data: bytes) -> bool:
+    """A datagram with our Version, a whole header and Type Claim-Attempt (§4.1)."""
+    return (
+        isinstance(data, bytes)
+        and len(data) >= HEADER_LENGTH_OCTETS
+        and data[0] == UIAP_VERSION
+        # §4.1: Type is the high 4 bits of octet 1.
+        and data[_TYPE_OFFSET] >> 4 == MessageType.CLAIM_ATTEMPT
+    )

@@ -14,6 +14,10 @@ Choices where §5.1 leaves room, also listed in docs/uiap.md:
 * A lifetime of 0 is valid (§4.5.2) and means defend for 0 seconds: no record is kept,
   and a record of the same claim ends.
 * A Lifetime of 0xffffffff is infinite, as for IPv6 address lifetimes (§4.5.2).
+* Every table fed from the network is bounded: at most ``capacity`` records (a new claim
+  beyond is not defended; a known claim may still be replaced), each defended at most
+  ``max_lifetime`` seconds from receipt, infinite lifetimes included (§5.1: a proxy "MAY
+  stop defending a claim at any earlier time").
 
 References: UIAP §4.1, §4.5.1, §4.5.2, §5.1.
 """
@@ -27,7 +31,7 @@ from typing import Final, TypeAlias
 from uuidkit.uiap.domain import DomainID
 from uuidkit.uiap.engine_types import LIFETIME_INFINITE
 from uuidkit.uiap.message import Message
-from uuidkit.uiap.space import UIDSpace
+from uuidkit.uiap.space import Interval, UIDSpace
 
 __all__ = ["ProxyKey", "ProxyRecord", "ProxyTable"]
 
@@ -51,6 +55,9 @@ class ProxyRecord:
     space: UIDSpace
     expires: float | None
     sequence: int
+    #: ``space`` as an interval of the domain's order under the wire's rules, computed
+    #: once: every new Claim-Attempt of the domain is compared with it (§4.2.2.1).
+    interval: Interval
     #: Token of the live timer entry for ``expires`` (``TimerQueue.push``); 0 for none.
     timer: int = 0
 
@@ -66,13 +73,28 @@ class ProxyTable:
     References: UIAP §5.1.
     """
 
-    __slots__ = ("_by_domain",)
+    __slots__ = ("_by_domain", "_count", "capacity", "max_lifetime")
 
-    def __init__(self) -> None:
+    def __init__(self, capacity: int | None = None, max_lifetime: float | None = None) -> None:
+        self.capacity = capacity
+        self.max_lifetime = max_lifetime
         self._by_domain: dict[DomainID, dict[ProxyKey, ProxyRecord]] = {}
+        self._count = 0
 
     def __len__(self) -> int:
-        return sum(len(records) for records in self._by_domain.values())
+        return self._count
+
+    def full_for(self, message: Message) -> bool:
+        """True when ``message`` would add a record beyond ``capacity`` (replacing the
+        record of the same claim is always possible)."""
+        if self.capacity is None or self._count < self.capacity:
+            return False
+        key = (message.device_id, message.claim_reference, message.domain)
+        return self.get(key) is None
+
+    def has_domain(self, domain: DomainID) -> bool:
+        """True when some record is in ``domain``."""
+        return bool(self._by_domain) and domain in self._by_domain
 
     def __iter__(self) -> Iterator[ProxyRecord]:
         for records in self._by_domain.values():
@@ -89,29 +111,43 @@ class ProxyTable:
         return iter(self._by_domain.get(domain, _NONE).values())
 
     def remember(
-        self, message: Message, now: float
+        self, message: Message, now: float, interval: Interval
     ) -> tuple[ProxyRecord | None, ProxyRecord | None]:
         """Defend ``message``'s claim: returns (the new record or ``None``, the record it replaced).
 
         The new record is ``None`` for a lifetime of 0. §5.1: "The lifetime is measured
-        from the time the device receives the Claim-Attempt message."
+        from the time the device receives the Claim-Attempt message." The caller checked
+        :meth:`full_for` and passes the space's ``interval``.
         """
         key = (message.device_id, message.claim_reference, message.domain)
         records = self._by_domain.setdefault(message.domain, {})
         previous = records.pop(key, None)
+        if previous is not None:
+            self._count -= 1
         if message.lifetime == 0:
             self._prune(message.domain)
             return None, previous
-        infinite = message.lifetime == LIFETIME_INFINITE
-        expires = None if infinite else now + message.lifetime
-        record = ProxyRecord(*key[:2], message.domain, message.space, expires, message.sequence)
+        record = ProxyRecord(
+            *key[:2], message.domain, message.space, self._expiry(message.lifetime, now),
+            message.sequence, interval,
+        )  # fmt: skip
         records[key] = record
+        self._count += 1
         return record, previous
+
+    def _expiry(self, lifetime: int, now: float) -> float | None:
+        # §5.1: "MUST NOT defend a claim for longer than the period specified in the
+        # lifetime"; Choice: nor longer than max_lifetime ("MAY stop ... earlier").
+        seconds = None if lifetime == LIFETIME_INFINITE else float(lifetime)
+        if self.max_lifetime is not None and (seconds is None or seconds > self.max_lifetime):
+            seconds = self.max_lifetime
+        return None if seconds is None else now + seconds
 
     def forget(self, record: ProxyRecord) -> None:
         """Stop defending ``record`` (§5.1: "MUST stop defending a claim once the lifetime
         specified in the Claim-Attempt expires")."""
         del self._by_domain[record.domain][record.key]
+        self._count -= 1
         self._prune(record.domain)
 
     def _prune(self, domain: DomainID) -> None:

@@ -53,7 +53,8 @@ class FloodRecord:
 
 
 class FloodTable:
-    """Flood records by Message ID, forgotten ``lifetime`` seconds after the last copy.
+    """Flood records by Message ID, forgotten ``lifetime`` seconds after the last copy,
+    and at most ``capacity`` of them (``None``: no cap).
 
     The draft's "X seconds" (§4.2.2.1) is measured from the last copy received, since
     §2.4.2 updates a "last received time" on every copy and gives it no other use. Records
@@ -64,13 +65,18 @@ class FloodTable:
     keyed by the Message ID's 96-bit value (:attr:`MessageID.value`), which hashes faster
     than the pair and can be read from a datagram's octets 8-19 directly.
 
+    When a new record would exceed ``capacity``, the front record (the one whose last copy
+    is oldest, so the flood most likely over) is forgotten first; ``evicted`` counts them.
+
     References: UIAP §2.4.2, §4.2.2.1.
     """
 
-    __slots__ = ("_front_received", "_records", "lifetime")
+    __slots__ = ("_front_received", "_records", "capacity", "evicted", "lifetime")
 
-    def __init__(self, lifetime: float) -> None:
+    def __init__(self, lifetime: float, capacity: int | None = None) -> None:
         self.lifetime = lifetime
+        self.capacity = capacity
+        self.evicted = 0
         self._records: OrderedDict[int, FloodRecord] = OrderedDict()
         self._front_received = math.inf
 
@@ -90,9 +96,14 @@ class FloodTable:
 
     def add(self, record: FloodRecord) -> None:
         """Remember a new flood (the caller checked it is not known)."""
-        if not self._records:
+        records = self._records
+        if not records:
             self._front_received = record.last_received
-        self._records[record.message_id.value] = record
+        elif self.capacity is not None and len(records) >= self.capacity:
+            records.popitem(last=False)  # the oldest last copy
+            self.evicted += 1
+            self._front_received = -math.inf  # the new front's time is unknown here
+        records[record.message_id.value] = record
 
     def touch(self, record: FloodRecord, now: float) -> None:
         """Another copy of a known flood arrived: update its last-received time (§2.4.2)."""
@@ -128,9 +139,10 @@ class SequenceNumbers:
     References: UIAP §4.5.1, §9.
     """
 
-    __slots__ = ("_runs", "current")
+    __slots__ = ("_runs", "current", "max_runs")
 
-    def __init__(self, rng: random.Random) -> None:
+    def __init__(self, rng: random.Random, max_runs: int = 16) -> None:
+        self.max_runs = max_runs
         # §4.5.1: "On initialisation, the UIAP device chooses a random sequence number
         # from the available range."
         self.current = rng.getrandbits(32)
@@ -168,6 +180,13 @@ class SequenceNumbers:
         step = rng.randrange(1 << 30, 1 << 31)
         self.current = (self.current + step) % SEQUENCE_MODULUS
         self._runs.append([self.current, 0])
+        if len(self._runs) > self.max_runs:
+            del self._runs[0]
+
+    @property
+    def run_count(self) -> int:
+        """The number of runs of issued numbers remembered."""
+        return len(self._runs)
 
 
 #: What a deadline belongs to (the engine uses claim handles and proxy keys).
@@ -175,32 +194,57 @@ TimerKey = TypeVar("TimerKey", bound=Hashable)
 
 
 class TimerQueue(Generic[TimerKey]):
-    """Deadlines in a heap; entries whose owner moved on are skipped by the caller.
+    """Deadlines in a heap, with cancellation that keeps the heap small.
 
     Each entry is (deadline, token, key). ``push`` returns the token, a number that grows
     with every push: it breaks ties deterministically (first scheduled, first handled),
-    and an owner that keeps the token of its latest entry can tell it from stale ones.
+    and names the entry for :meth:`cancel`. A cancelled entry stays in the heap until it
+    reaches the top or the heap is rebuilt, which happens whenever cancelled entries
+    outnumber live ones (plus a slack of ``_SLACK``): a renewed claim or a replaced proxy
+    record leaves at most that many dead entries behind, never one per renewal.
     """
 
-    __slots__ = ("_counter", "_heap")
+    __slots__ = ("_counter", "_heap", "_live")
+
+    _SLACK = 32
 
     def __init__(self) -> None:
         self._heap: list[tuple[float, int, TimerKey]] = []
+        self._live: set[int] = set()
         self._counter = 0
 
     def __len__(self) -> int:
+        """Entries in the heap, cancelled ones not yet removed included."""
         return len(self._heap)
+
+    @property
+    def live(self) -> int:
+        """Entries scheduled and not cancelled."""
+        return len(self._live)
 
     def push(self, deadline: float, key: TimerKey) -> int:
         """Schedule ``key`` at ``deadline`` (engine seconds); returns the entry's token."""
         self._counter += 1
         heapq.heappush(self._heap, (deadline, self._counter, key))
+        self._live.add(self._counter)
         return self._counter
 
+    def cancel(self, token: int) -> None:
+        """Cancel the entry ``token`` (0, an unknown or a past token: nothing happens)."""
+        live = self._live
+        live.discard(token)
+        if len(self._heap) > 2 * len(live) + self._SLACK:
+            self._heap = [entry for entry in self._heap if entry[1] in live]
+            heapq.heapify(self._heap)
+
     def peek(self) -> tuple[float, int, TimerKey] | None:
-        """The earliest (deadline, token, key), or ``None`` when empty."""
-        return self._heap[0] if self._heap else None
+        """The earliest live (deadline, token, key), or ``None`` when there is none."""
+        heap, live = self._heap, self._live
+        while heap and heap[0][1] not in live:
+            heapq.heappop(heap)
+        return heap[0] if heap else None
 
     def pop(self) -> None:
-        """Remove the earliest entry."""
-        heapq.heappop(self._heap)
+        """Remove the earliest live entry (call :meth:`peek` first)."""
+        _, token, _ = heapq.heappop(self._heap)
+        self._live.discard(token)

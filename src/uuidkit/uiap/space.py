@@ -399,6 +399,32 @@ class NumberSpace:
         if space.second is not None and self.compare(space.first, space.second) > 0:
             raise SpaceError(f"range: lower bound {space.first} is above upper {space.second}")
 
+    def canonical(self, space: UIDSpace) -> UIDSpace:
+        """``space`` in the form that compares the same under every device's rules.
+
+        Devices compare by the rules the wire carries (the DID's J flag, all data
+        significant, §3.2.1.1); the domain's own rules are applied by the claimant. Where
+        this domain's zeros are not significant, equal UIDs may be written with more or
+        fewer zero octets on the unjustified side (``0x0005 == 0x05``), so the claimant
+        sends the shortest: zero octets on the unjustified side removed, every bit of
+        the last octet significant (padding with zeros also pads bits). Two claims equal
+        (or ordered) under this domain's rules are then equal (ordered alike) under the
+        wire's. A prefix is sent as given: removing its zeros would widen it. In a
+        domain whose zeros are significant every form is already canonical.
+
+        References: UIAP §3.2.1.1 ("The domain specification describes whether (and how)
+        UIDs are to be padded"), §3.2.4.
+        """
+        if self.significant_zeros or space.fmt is Fmt.PREFIX:
+            return space
+        uids = tuple(self._shortest(uid) for uid in space.uids)
+        return UIDSpace(space.fmt, *uids)
+
+    def _shortest(self, uid: UID) -> UID:
+        if self.domain_id.right_justified:
+            return UID(uid.data.lstrip(b"\0"))
+        return UID(uid.data.rstrip(b"\0"))
+
     @property
     def label(self) -> str:
         """The domain's name, or its DID, for messages."""

@@ -1,0 +1,70 @@
+"""Choosing between the compiled accelerator and the pure-Python reference.
+
+uuidkit's pure-Python modules are the reference implementation. When the optional C
+extension ``uuidkit._speedups`` was built (``pip install .`` with a C compiler present) it
+replaces a module's hot functions with compiled twins of the same name: same results, same
+errors, same guarantees. A compiled function handles the common case itself and hands
+anything else (an unusual argument, every error) to its Python twin, registered here.
+
+``UUIDKIT_PURE=1`` in the environment forces the pure-Python path (any value other than
+empty or ``0``); it is read once, at import.
+
+The compiled path makes exact :class:`uuid.UUID` objects by filling the class's two slots
+(``int`` and ``is_safe``), which is only correct while ``uuid.UUID`` is the standard
+library's pure-Python class. :func:`_speedups.bind` checks that layout at import and, if a
+future Python changes it, makes objects by calling ``UUID(int=value)`` instead.
+
+References: RFC 9562 §4.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from typing import Any, Final, TypeVar
+from uuid import UUID, SafeUUID
+
+__all__ = ["PURE_REQUESTED", "PURE_TWINS", "SLOT_LAYOUT", "SPEEDUPS", "compiled"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+#: True when ``UUIDKIT_PURE`` asks for the pure-Python path.
+PURE_REQUESTED: Final = os.environ.get("UUIDKIT_PURE", "") not in ("", "0")
+
+
+def _load() -> tuple[Any, bool]:
+    if PURE_REQUESTED:
+        return None, False
+    try:
+        _speedups: Any = importlib.import_module("uuidkit._speedups")
+    except ImportError:
+        return None, False
+    return _speedups, bool(_speedups.bind(UUID, SafeUUID.unknown))
+
+
+_loaded = _load()
+#: The compiled module, or ``None`` on the pure-Python path.
+SPEEDUPS: Final[Any] = _loaded[0]
+#: Whether compiled objects are made by filling the slots directly (else ``UUID(int=...)``).
+SLOT_LAYOUT: Final[bool] = _loaded[1]
+
+#: Every function :func:`compiled` was asked about, by name: the pure-Python reference (the
+#: tests compare each compiled twin with it).
+PURE_TWINS: Final[dict[str, Callable[..., Any]]] = {}
+
+
+def compiled(pure: _F, name: str | None = None) -> _F:
+    """The compiled twin of ``pure`` (found by its ``__name__``), or ``pure`` itself.
+
+    The twin delegates to ``pure`` outside its fast path, so both always agree.
+    """
+    attribute = name or pure.__name__
+    PURE_TWINS[attribute] = pure
+    if SPEEDUPS is None:
+        return pure
+    twin = getattr(SPEEDUPS, attribute, None)
+    if twin is None:
+        return pure
+    SPEEDUPS.set_fallback(attribute, pure)
+    return twin  # type: ignore[no-any-return]

@@ -1,0 +1,597 @@
+/* uuidkit._speedups: the optional compiled accelerator.
+ *
+ * It mirrors the pure-Python modules (the reference, and the fallback when this extension
+ * is not built or UUIDKIT_PURE=1 is set): same names, same results, same errors. Anything
+ * outside a function's fast path is handed to its Python twin unchanged.
+ *
+ * Objects: every value is an exact uuid.UUID. At bind time the class is checked for the
+ * layout of the standard library's pure-Python class (__slots__ with 'int' and 'is_safe'
+ * as writable object slots, object.__new__ as constructor); then objects are allocated
+ * and their two slots filled directly, as CPython 3.14's own uuid._from_int does through
+ * object.__setattr__. Any other class (a future C uuid.UUID, a stand-in in the tests) is
+ * called as cls(int=value) instead.
+ *
+ * The objects are untracked by the cyclic garbage collector: a UUID holds an int and an
+ * enum member and cannot be part of a reference cycle.
+ *
+ * Randomness: a 4 KiB buffer from getrandom(2) (os.urandom where that is missing), handed
+ * out 16 bytes at a time with the GIL held, and discarded in a forked child by a
+ * pthread_atfork handler so a child never repeats its parent's values (RFC 9562 §6.9).
+ *
+ * References: RFC 9562 §4, §5.3, §5.4, §5.5, §5.8, §6.9.
+ */
+#include "_speedups.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <string.h>
+#include <structmember.h>
+
+#if defined(__linux__)
+#include <sys/random.h>
+#define UK_HAVE_GETRANDOM 1
+#endif
+
+PyObject *uk_fallbacks[UK_FB_COUNT];
+
+static const char *const fallback_names[UK_FB_COUNT] = {
+    "uuid8",       "uuid3",         "uuid5",  "parse",    "format_uuid",
+    "to_hyphenated", "to_upper",    "to_urn", "to_braced", "to_hex",
+    "to_bytes",    "to_bytes_le",   "fields", "timestamp_ns",
+};
+
+/* The bound class and how its objects are made. */
+static PyTypeObject *uuid_type;
+static PyObject *safe_unknown;
+static Py_ssize_t int_offset = -1; /* -1: constructor path */
+static Py_ssize_t safe_offset = -1;
+static PyObject *kwnames_int;      /* ("int",) */
+
+/* --- 128-bit integers ------------------------------------------------------------------ */
+
+PyObject *uk_long_from_u128(uk_u128 value)
+{
+    if (value.hi == 0) {
+        return PyLong_FromUnsignedLongLong(value.lo);
+    }
+    unsigned char buffer[16];
+    uk_store_u128(buffer, value);
+#if PY_VERSION_HEX >= 0x030D0000
+    return PyLong_FromUnsignedNativeBytes(buffer, 16,
+                                          Py_ASNATIVEBYTES_BIG_ENDIAN |
+                                              Py_ASNATIVEBYTES_UNSIGNED_BUFFER);
+#else
+    return _PyLong_FromByteArray(buffer, 16, 0, 0);
+#endif
+}
+
+int uk_long_to_u128(PyObject *number, uk_u128 *value)
+{
+    unsigned char buffer[16];
+    if (!PyLong_Check(number)) {
+        PyErr_SetString(PyExc_TypeError, "expected an int");
+        return -1;
+    }
+#if PY_VERSION_HEX >= 0x030D0000
+    Py_ssize_t needed = PyLong_AsNativeBytes(number, buffer, 16,
+                                             Py_ASNATIVEBYTES_BIG_ENDIAN |
+                                                 Py_ASNATIVEBYTES_UNSIGNED_BUFFER |
+                                                 Py_ASNATIVEBYTES_REJECT_NEGATIVE);
+    if (needed < 0) {
+        return -1;
+    }
+    if (needed > 16) {
+        PyErr_SetString(PyExc_OverflowError, "int does not fit 128 bits");
+        return -1;
+    }
+#else
+    if (_PyLong_AsByteArray((PyLongObject *)number, buffer, 16, 0, 0) < 0) {
+        return -1;
+    }
+#endif
+    *value = uk_load_u128(buffer);
+    return 0;
+}
+
+/* --- objects --------------------------------------------------------------------------- */
+
+static PyObject *make_from_long(PyObject *number)
+{
+    if (number == NULL) {
+        return NULL;
+    }
+    if (uuid_type == NULL) {
+        Py_DECREF(number);
+        PyErr_SetString(PyExc_RuntimeError, "uuidkit._speedups: bind() was not called");
+        return NULL;
+    }
+    if (int_offset < 0) {
+        PyObject *args[1] = {number};
+        PyObject *result = PyObject_Vectorcall((PyObject *)uuid_type, args, 0, kwnames_int);
+        Py_DECREF(number);
+        return result;
+    }
+    PyObject *object = uuid_type->tp_alloc(uuid_type, 0);
+    if (object == NULL) {
+        Py_DECREF(number);
+        return NULL;
+    }
+    *(PyObject **)((char *)object + int_offset) = number;
+    *(PyObject **)((char *)object + safe_offset) = Py_NewRef(safe_unknown);
+    if (PyObject_IS_GC(object)) {
+        PyObject_GC_UnTrack(object);
+    }
+    return object;
+}
+
+PyObject *uk_make_uuid(uk_u128 value)
+{
+    return make_from_long(uk_long_from_u128(value));
+}
+
+int uk_is_exact_uuid(PyObject *u)
+{
+    return int_offset >= 0 && Py_TYPE(u) == uuid_type;
+}
+
+int uk_is_uuid(PyObject *u)
+{
+    return uuid_type != NULL && PyObject_TypeCheck(u, uuid_type);
+}
+
+int uk_read_exact(PyObject *u, uk_u128 *value)
+{
+    if (!uk_is_exact_uuid(u)) {
+        return 0;
+    }
+    PyObject *number = *(PyObject **)((char *)u + int_offset);
+    if (number == NULL || !PyLong_CheckExact(number)) {
+        return 0;
+    }
+    if (uk_long_to_u128(number, value) < 0) {
+        PyErr_Clear(); /* out of range: the Python twin reports it */
+        return 0;
+    }
+    return 1;
+}
+
+PyObject *uk_delegate(enum uk_fallback which, PyObject *const *args, Py_ssize_t nargs,
+                      PyObject *kwnames)
+{
+    PyObject *fallback = uk_fallbacks[which];
+    if (fallback == NULL) {
+        PyErr_Format(PyExc_RuntimeError, "uuidkit._speedups: no fallback for %s",
+                     fallback_names[which]);
+        return NULL;
+    }
+    return PyObject_Vectorcall(fallback, args, (size_t)nargs, kwnames);
+}
+
+/* Offset of a writable object slot named name in cls's own dict, or -1. */
+static Py_ssize_t object_slot_offset(PyTypeObject *cls, const char *name)
+{
+    if (cls->tp_dict == NULL) {
+        return -1;
+    }
+    PyObject *descriptor = PyDict_GetItemString(cls->tp_dict, name); /* borrowed */
+    if (descriptor == NULL || !Py_IS_TYPE(descriptor, &PyMemberDescr_Type)) {
+        return -1;
+    }
+    PyMemberDef *member = ((PyMemberDescrObject *)descriptor)->d_member;
+    if (member->type != T_OBJECT_EX || (member->flags & READONLY)) {
+        return -1;
+    }
+    return member->offset;
+}
+
+/* Whether cls.__slots__ names both 'int' and 'is_safe'. -1 on error. */
+static int slots_name_int_and_is_safe(PyTypeObject *cls)
+{
+    if (cls->tp_dict == NULL) {
+        return 0;
+    }
+    PyObject *slots = PyDict_GetItemString(cls->tp_dict, "__slots__"); /* borrowed */
+    if (slots == NULL) {
+        return 0;
+    }
+    PyObject *int_name = PyUnicode_FromString("int");
+    PyObject *safe_name = PyUnicode_FromString("is_safe");
+    int found = -1;
+    if (int_name != NULL && safe_name != NULL) {
+        int has_int = PySequence_Contains(slots, int_name);
+        int has_safe = has_int < 0 ? -1 : PySequence_Contains(slots, safe_name);
+        found = (has_int < 0 || has_safe < 0) ? -1 : (has_int && has_safe);
+    }
+    Py_XDECREF(int_name);
+    Py_XDECREF(safe_name);
+    return found;
+}
+
+/* bind(cls, unknown) -> bool: make objects of cls; True when its slots are filled directly. */
+static PyObject *speedups_bind(PyObject *module, PyObject *args)
+{
+    PyObject *cls, *unknown;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "O!O:bind", &PyType_Type, &cls, &unknown)) {
+        return NULL;
+    }
+    PyTypeObject *type = (PyTypeObject *)cls;
+    int slots = slots_name_int_and_is_safe(type);
+    if (slots < 0) {
+        return NULL;
+    }
+    Py_ssize_t new_int = -1, new_safe = -1;
+    if (slots && type->tp_new == PyBaseObject_Type.tp_new && type->tp_alloc != NULL) {
+        new_int = object_slot_offset(type, "int");
+        new_safe = object_slot_offset(type, "is_safe");
+    }
+    if (new_int < 0 || new_safe < 0) {
+        new_int = new_safe = -1;
+    }
+    Py_INCREF(cls);
+    Py_INCREF(unknown);
+    Py_XSETREF(uuid_type, type);
+    Py_XSETREF(safe_unknown, unknown);
+    int_offset = new_int;
+    safe_offset = new_safe;
+    return PyBool_FromLong(int_offset >= 0);
+}
+
+/* set_fallback(name, function): the Python twin of an accelerated function. */
+static PyObject *speedups_set_fallback(PyObject *module, PyObject *args)
+{
+    const char *name;
+    PyObject *function;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "sO:set_fallback", &name, &function)) {
+        return NULL;
+    }
+    for (int i = 0; i < UK_FB_COUNT; i++) {
+        if (strcmp(name, fallback_names[i]) == 0) {
+            Py_INCREF(function);
+            Py_XSETREF(uk_fallbacks[i], function);
+            Py_RETURN_TRUE;
+        }
+    }
+    Py_RETURN_FALSE; /* a function without a Python twin (it never delegates) */
+}
+
+/* --- randomness ------------------------------------------------------------------------ */
+
+#define POOL_BYTES 4096
+static unsigned char pool[POOL_BYTES];
+static size_t pool_position = POOL_BYTES;
+
+static void discard_pool_in_child(void)
+{
+    /* A forked child must never hand out what its parent had buffered (RFC 9562 §6.9). */
+    pool_position = POOL_BYTES;
+}
+
+static int fill_from_os_urandom(unsigned char *out, size_t size)
+{
+    PyObject *os = PyImport_ImportModule("os");
+    if (os == NULL) {
+        return -1;
+    }
+    PyObject *data = PyObject_CallMethod(os, "urandom", "n", (Py_ssize_t)size);
+    Py_DECREF(os);
+    if (data == NULL) {
+        return -1;
+    }
+    if (!PyBytes_Check(data) || (size_t)PyBytes_GET_SIZE(data) != size) {
+        Py_DECREF(data);
+        PyErr_SetString(PyExc_RuntimeError, "os.urandom returned a wrong size");
+        return -1;
+    }
+    memcpy(out, PyBytes_AS_STRING(data), size);
+    Py_DECREF(data);
+    return 0;
+}
+
+static int fill_from_system(unsigned char *out, size_t size)
+{
+#ifdef UK_HAVE_GETRANDOM
+    while (size > 0) {
+        ssize_t got = getrandom(out, size, 0);
+        if (got < 0) {
+            if (errno == EINTR) {
+                if (PyErr_CheckSignals() < 0) {
+                    return -1;
+                }
+                continue;
+            }
+            if (errno == ENOSYS || errno == EPERM) {
+                return fill_from_os_urandom(out, size);
+            }
+            PyErr_SetFromErrno(PyExc_OSError);
+            return -1;
+        }
+        out += got;
+        size -= (size_t)got;
+    }
+    return 0;
+#else
+    return fill_from_os_urandom(out, size);
+#endif
+}
+
+int uk_random(unsigned char *out, size_t size)
+{
+    /* Large requests go straight to the system; small ones come from the buffer. The GIL is
+       held throughout, so two threads never receive the same bytes. */
+    if (size > POOL_BYTES / 4) {
+        return fill_from_system(out, size);
+    }
+    if (POOL_BYTES - pool_position < size) {
+        if (fill_from_system(pool, POOL_BYTES) < 0) {
+            return -1;
+        }
+        pool_position = 0;
+    }
+    memcpy(out, pool + pool_position, size);
+    pool_position += size;
+    return 0;
+}
+
+static PyObject *speedups_random_bytes(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    Py_ssize_t size = PyLong_AsSsize_t(arg);
+    if (size < 0) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_ValueError, "negative size");
+        }
+        return NULL;
+    }
+    PyObject *result = PyBytes_FromStringAndSize(NULL, size);
+    if (result == NULL) {
+        return NULL;
+    }
+    if (uk_random((unsigned char *)PyBytes_AS_STRING(result), (size_t)size) < 0) {
+        Py_DECREF(result);
+        return NULL;
+    }
+    return result;
+}
+
+/* --- uuid4, uuid8 ---------------------------------------------------------------------- */
+
+static PyObject *speedups_uuid4(PyObject *module, PyObject *unused)
+{
+    unsigned char bytes[16];
+    (void)module;
+    (void)unused;
+    if (uk_random(bytes, 16) < 0) {
+        return NULL;
+    }
+    /* RFC 9562 §5.4: 122 random bits, version 4, variant 0b10. */
+    return uk_make_uuid(uk_stamp(uk_load_u128(bytes), 4));
+}
+
+/* A given uuid8 part as an unsigned value below 2**bits; 0 when absent; -1 to delegate. */
+static int uuid8_part(PyObject *part, unsigned bits, uint64_t *out, int *given)
+{
+    *given = 0;
+    if (part == NULL || part == Py_None) {
+        return 0;
+    }
+    if (!PyLong_CheckExact(part)) {
+        return -1;
+    }
+    int overflow = 0;
+    long long value = PyLong_AsLongLongAndOverflow(part, &overflow);
+    if (value == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return -1;
+    }
+    if (overflow || value < 0 || (unsigned long long)value >> bits) {
+        return -1;
+    }
+    *out = (uint64_t)value;
+    *given = 1;
+    return 0;
+}
+
+static PyObject *speedups_uuid8(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames)
+{
+    (void)module;
+    if (kwnames != NULL || nargs > 3) {
+        return uk_delegate(UK_FB_UUID8, args, nargs, kwnames);
+    }
+    static const unsigned widths[3] = {48, 12, 62};
+    uint64_t parts[3] = {0, 0, 0};
+    int given[3] = {0, 0, 0};
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        if (uuid8_part(args[i], widths[i], &parts[i], &given[i]) < 0) {
+            return uk_delegate(UK_FB_UUID8, args, nargs, kwnames);
+        }
+    }
+    unsigned char bytes[16];
+    if (uk_random(bytes, 16) < 0) {
+        return NULL;
+    }
+    uk_u128 value = uk_load_u128(bytes);
+    /* RFC 9562 §5.8: custom_a (48) | ver | custom_b (12) | var | custom_c (62). */
+    if (given[0]) {
+        value.hi = (value.hi & 0xFFFF) | (parts[0] << 16);
+    }
+    if (given[1]) {
+        value.hi = (value.hi & ~(uint64_t)0xFFF) | parts[1];
+    }
+    if (given[2]) {
+        value.lo = (value.lo & ((uint64_t)3 << 62)) | parts[2];
+    }
+    return uk_make_uuid(uk_stamp(value, 8));
+}
+
+/* --- uuid3, uuid5 ---------------------------------------------------------------------- */
+
+static PyObject *md5_function, *sha1_function, *kwnames_usedforsecurity;
+static int hashes_loaded;
+
+/* hashlib.md5 and hashlib.sha1, imported on the first name-based call (loading OpenSSL is a
+   large part of an import). A Python without them (FIPS builds) leaves both NULL, and the
+   Python twins decide what happens. */
+static int load_hashes(void)
+{
+    if (hashes_loaded) {
+        return 0;
+    }
+    PyObject *hashlib = PyImport_ImportModule("hashlib");
+    if (hashlib == NULL) {
+        return -1;
+    }
+    md5_function = PyObject_GetAttrString(hashlib, "md5");
+    sha1_function = md5_function ? PyObject_GetAttrString(hashlib, "sha1") : NULL;
+    Py_DECREF(hashlib);
+    if (md5_function == NULL || sha1_function == NULL) {
+        Py_CLEAR(md5_function);
+        Py_CLEAR(sha1_function);
+        PyErr_Clear();
+    }
+    hashes_loaded = 1;
+    return 0;
+}
+
+static PyObject *name_based(enum uk_fallback which, PyObject **hash_slot, unsigned version,
+                            PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    uk_u128 namespace_value;
+    if (load_hashes() < 0) {
+        return NULL;
+    }
+    PyObject *hash_function = *hash_slot;
+    if (kwnames != NULL || nargs != 2 || hash_function == NULL ||
+        !uk_read_exact(args[0], &namespace_value)) {
+        return uk_delegate(which, args, nargs, kwnames);
+    }
+    const char *name;
+    Py_ssize_t length;
+    PyObject *name_object = args[1];
+    if (PyUnicode_CheckExact(name_object)) {
+        name = PyUnicode_AsUTF8AndSize(name_object, &length);
+        if (name == NULL) { /* not encodable: the Python twin names the position */
+            PyErr_Clear();
+            return uk_delegate(which, args, nargs, kwnames);
+        }
+    }
+    else if (PyBytes_CheckExact(name_object)) {
+        name = PyBytes_AS_STRING(name_object);
+        length = PyBytes_GET_SIZE(name_object);
+    }
+    else {
+        return uk_delegate(which, args, nargs, kwnames);
+    }
+    PyObject *data = PyBytes_FromStringAndSize(NULL, 16 + length);
+    if (data == NULL) {
+        return NULL;
+    }
+    /* RFC 9562 §5.3/§5.5: the namespace ID in network byte order, then the name. */
+    uk_store_u128((unsigned char *)PyBytes_AS_STRING(data), namespace_value);
+    memcpy(PyBytes_AS_STRING(data) + 16, name, (size_t)length);
+    PyObject *call_args[2] = {data, Py_False};
+    PyObject *hash = PyObject_Vectorcall(hash_function, call_args, 1, kwnames_usedforsecurity);
+    Py_DECREF(data);
+    if (hash == NULL) {
+        return NULL;
+    }
+    PyObject *digest = PyObject_CallMethod(hash, "digest", NULL);
+    Py_DECREF(hash);
+    if (digest == NULL) {
+        return NULL;
+    }
+    if (!PyBytes_Check(digest) || PyBytes_GET_SIZE(digest) < 16) {
+        Py_DECREF(digest);
+        PyErr_SetString(PyExc_RuntimeError, "hash digest shorter than 16 bytes");
+        return NULL;
+    }
+    uk_u128 value = uk_load_u128((const unsigned char *)PyBytes_AS_STRING(digest));
+    Py_DECREF(digest);
+    return uk_make_uuid(uk_stamp(value, version));
+}
+
+static PyObject *speedups_uuid3(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames)
+{
+    (void)module;
+    return name_based(UK_FB_UUID3, &md5_function, 3, args, nargs, kwnames);
+}
+
+static PyObject *speedups_uuid5(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames)
+{
+    (void)module;
+    return name_based(UK_FB_UUID5, &sha1_function, 5, args, nargs, kwnames);
+}
+
+/* --- module ---------------------------------------------------------------------------- */
+
+static PyMethodDef core_methods[] = {
+    {"bind", speedups_bind, METH_VARARGS,
+     "bind(cls, unknown) -> bool: make values of cls; True when its slots are filled "
+     "directly, False when cls(int=value) is called instead."},
+    {"set_fallback", speedups_set_fallback, METH_VARARGS,
+     "set_fallback(name, function) -> bool: the pure-Python twin an accelerated function "
+     "delegates to outside its fast path; False when name never delegates."},
+    {"bind_records", uk_bind_records, METH_VARARGS,
+     "bind_records(v1, v3, v4, v5, v6, v7, v8): the record classes fields() returns."},
+    {"random_bytes", speedups_random_bytes, METH_O,
+     "random_bytes(n) -> bytes: n bytes from the fork-safe CSPRNG buffer."},
+    {"uuid4", speedups_uuid4, METH_NOARGS,
+     "uuid4() -> UUID: a random UUID, 122 bits from the CSPRNG.\n\n"
+     "References: RFC 9562 §5.4, §6.9."},
+    {"uuid8", (PyCFunction)(void (*)(void))speedups_uuid8, METH_FASTCALL | METH_KEYWORDS,
+     "uuid8(a=None, b=None, c=None) -> UUID: custom_a (48 bits), custom_b (12), custom_c "
+     "(62); missing parts random.\n\nReferences: RFC 9562 §5.8."},
+    {"uuid3", (PyCFunction)(void (*)(void))speedups_uuid3, METH_FASTCALL | METH_KEYWORDS,
+     "uuid3(namespace, name) -> UUID: MD5 name-based UUID.\n\n"
+     "References: RFC 9562 §5.3, §6.5."},
+    {"uuid5", (PyCFunction)(void (*)(void))speedups_uuid5, METH_FASTCALL | METH_KEYWORDS,
+     "uuid5(namespace, name) -> UUID: SHA-1 name-based UUID.\n\n"
+     "References: RFC 9562 §5.5, §6.5."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef speedups_module = {
+    PyModuleDef_HEAD_INIT, "uuidkit._speedups",
+    "The optional compiled accelerator of uuidkit; see uuidkit._accel.", -1, NULL,
+    NULL,                  NULL,
+    NULL,                  NULL,
+};
+
+static int add_methods(PyObject *module, PyMethodDef *methods)
+{
+    return PyModule_AddFunctions(module, methods);
+}
+
+PyMODINIT_FUNC PyInit__speedups(void)
+{
+    static int atfork_registered;
+    if (!atfork_registered) {
+        if (pthread_atfork(NULL, NULL, discard_pool_in_child) != 0) {
+            PyErr_SetString(PyExc_OSError, "pthread_atfork failed");
+            return NULL;
+        }
+        atfork_registered = 1;
+    }
+    if (kwnames_int == NULL) {
+        kwnames_int = Py_BuildValue("(s)", "int");
+        kwnames_usedforsecurity = Py_BuildValue("(s)", "usedforsecurity");
+        if (kwnames_int == NULL || kwnames_usedforsecurity == NULL) {
+            return NULL;
+        }
+    }
+    PyObject *module = PyModule_Create(&speedups_module);
+    if (module == NULL) {
+        return NULL;
+    }
+    if (add_methods(module, core_methods) < 0 || add_methods(module, uk_text_methods) < 0 ||
+        add_methods(module, uk_bulk_methods) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

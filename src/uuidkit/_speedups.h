@@ -1,0 +1,103 @@
+/* Shared declarations of the optional compiled accelerator (uuidkit._speedups).
+ *
+ * The pure-Python modules are the reference: every function here either produces exactly
+ * what its Python twin produces, or hands its arguments to that twin (the "fallback",
+ * registered by uuidkit._accel), which also produces every error message.
+ */
+#ifndef UUIDKIT_SPEEDUPS_H
+#define UUIDKIT_SPEEDUPS_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+/* A 128-bit UUID value as two big-endian halves: hi holds bits 127..64. */
+typedef struct {
+    uint64_t hi;
+    uint64_t lo;
+} uk_u128;
+
+/* Fallbacks: the pure-Python function each accelerated function delegates to. */
+enum uk_fallback {
+    UK_FB_UUID8,
+    UK_FB_UUID3,
+    UK_FB_UUID5,
+    UK_FB_PARSE,
+    UK_FB_FORMAT_UUID,
+    UK_FB_TO_HYPHENATED,
+    UK_FB_TO_UPPER,
+    UK_FB_TO_URN,
+    UK_FB_TO_BRACED,
+    UK_FB_TO_HEX,
+    UK_FB_TO_BYTES,
+    UK_FB_TO_BYTES_LE,
+    UK_FB_FIELDS,
+    UK_FB_TIMESTAMP_NS,
+    UK_FB_COUNT
+};
+
+extern PyObject *uk_fallbacks[UK_FB_COUNT];
+
+/* Call the pure-Python twin with the arguments of a METH_FASTCALL | METH_KEYWORDS call. */
+PyObject *uk_delegate(enum uk_fallback which, PyObject *const *args, Py_ssize_t nargs,
+                      PyObject *kwnames);
+
+/* A new uuid.UUID holding value (the caller guarantees 0 <= value < 2**128). */
+PyObject *uk_make_uuid(uk_u128 value);
+/* Nonzero when u is exactly uuid.UUID with the slot layout; then *value is its int. */
+int uk_read_exact(PyObject *u, uk_u128 *value);
+/* Nonzero when object has exactly the bound uuid.UUID type and the slot layout is in use. */
+int uk_is_exact_uuid(PyObject *u);
+/* Nonzero when u is an instance of the bound class (or a subclass). */
+int uk_is_uuid(PyObject *u);
+
+/* 128-bit values <-> Python ints. uk_long_to_u128 returns -1 with an exception set. */
+PyObject *uk_long_from_u128(uk_u128 value);
+int uk_long_to_u128(PyObject *number, uk_u128 *value);
+
+/* Random bytes from the fork-safe CSPRNG buffer; -1 with an exception set on failure. */
+int uk_random(unsigned char *out, size_t size);
+
+static inline uint64_t uk_load_be64(const unsigned char *p)
+{
+    return ((uint64_t)p[0] << 56) | ((uint64_t)p[1] << 48) | ((uint64_t)p[2] << 40) |
+           ((uint64_t)p[3] << 32) | ((uint64_t)p[4] << 24) | ((uint64_t)p[5] << 16) |
+           ((uint64_t)p[6] << 8) | (uint64_t)p[7];
+}
+
+static inline void uk_store_be64(unsigned char *p, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--) {
+        p[i] = (unsigned char)(v & 0xFF);
+        v >>= 8;
+    }
+}
+
+static inline void uk_store_u128(unsigned char *p, uk_u128 value)
+{
+    uk_store_be64(p, value.hi);
+    uk_store_be64(p + 8, value.lo);
+}
+
+static inline uk_u128 uk_load_u128(const unsigned char *p)
+{
+    uk_u128 value = {uk_load_be64(p), uk_load_be64(p + 8)};
+    return value;
+}
+
+/* RFC 9562 §4.1/§4.2: version in bits 76..79, variant 0b10 in bits 62..63. */
+static inline uk_u128 uk_stamp(uk_u128 value, unsigned version)
+{
+    value.hi = (value.hi & ~(uint64_t)0xF000) | ((uint64_t)version << 12);
+    value.lo = (value.lo & ~((uint64_t)3 << 62)) | ((uint64_t)2 << 62);
+    return value;
+}
+
+/* Method tables of the other translation units. */
+extern PyMethodDef uk_text_methods[];
+extern PyMethodDef uk_bulk_methods[];
+
+/* Record classes of uuidkit.fields, bound by uk_bind_records. */
+PyObject *uk_bind_records(PyObject *module, PyObject *args);
+
+#endif

@@ -1,0 +1,462 @@
+/* uuidkit._speedups: parsing, formatting, fields() and timestamps.
+ *
+ * Twins of uuidkit.parse.parse, uuidkit.format.* and uuidkit.fields.fields/timestamp_ns.
+ * Each handles the common case (an exact uuid.UUID; an ASCII str of an accepted form) and
+ * hands everything else, including every error, to its Python twin, so messages and
+ * positions are the reference's by construction.
+ *
+ * References: RFC 9562 §4 (ABNF, Figures 1-4), §5.1-§5.8, RFC 8141.
+ */
+#include "_speedups.h"
+
+#include <string.h>
+#include <structmember.h>
+
+static const char lower_digits[] = "0123456789abcdef";
+static const char upper_digits[] = "0123456789ABCDEF";
+
+static inline int hex_value(unsigned c)
+{
+    if (c - '0' < 10) {
+        return (int)(c - '0');
+    }
+    c |= 0x20;
+    if (c - 'a' < 6) {
+        return (int)(c - 'a' + 10);
+    }
+    return -1;
+}
+
+/* count hex digits at s into *value (shifted in); returns 0 when one is not a hex digit. */
+static int read_hex(const unsigned char *s, int count, uint64_t *high, uint64_t *low)
+{
+    int bad = 0;
+    for (int i = 0; i < count; i++) {
+        int digit = hex_value(s[i]);
+        bad |= digit;
+        *high = (*high << 4) | (*low >> 60);
+        *low = (*low << 4) | (uint64_t)(digit & 0xF);
+    }
+    return bad >= 0;
+}
+
+/* RFC 9562 §4: UUID = 4hexOctet "-" 2hexOctet "-" 2hexOctet "-" 2hexOctet "-" 6hexOctet */
+static int read_canonical(const unsigned char *s, uk_u128 *value)
+{
+    if (s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-') {
+        return 0;
+    }
+    uint64_t high = 0, low = 0;
+    int ok = read_hex(s, 8, &high, &low) & read_hex(s + 9, 4, &high, &low) &
+             read_hex(s + 14, 4, &high, &low) & read_hex(s + 19, 4, &high, &low) &
+             read_hex(s + 24, 12, &high, &low);
+    value->hi = high;
+    value->lo = low;
+    return ok;
+}
+
+static int read_bare(const unsigned char *s, uk_u128 *value)
+{
+    uint64_t high = 0, low = 0;
+    int ok = read_hex(s, 32, &high, &low);
+    value->hi = high;
+    value->lo = low;
+    return ok;
+}
+
+static int read_urn_prefix(const unsigned char *s)
+{
+    static const char prefix[] = "urn:uuid:";
+    for (int i = 0; i < 9; i++) {
+        unsigned char c = s[i];
+        if (c >= 'A' && c <= 'Z') {
+            c |= 0x20;
+        }
+        if (c != (unsigned char)prefix[i]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The value of text in one accepted form; 0 when text is not one (or not plain ASCII). */
+int uk_read_text(PyObject *text, int strict, uk_u128 *value)
+{
+    if (!PyUnicode_CheckExact(text)) {
+        return 0;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+#endif
+    if (!PyUnicode_IS_ASCII(text)) {
+        return 0;
+    }
+    const unsigned char *s = PyUnicode_1BYTE_DATA(text);
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    if (length == 36) {
+        return read_canonical(s, value);
+    }
+    if (strict) {
+        return 0;
+    }
+    if (length == 32) {
+        return read_bare(s, value);
+    }
+    if (length == 38 && s[0] == '{' && s[37] == '}') {
+        return read_canonical(s + 1, value);
+    }
+    if (length == 45 && read_urn_prefix(s)) {
+        return read_canonical(s + 9, value);
+    }
+    return 0;
+}
+
+static PyObject *speedups_parse(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames)
+{
+    (void)module;
+    int strict = 0;
+    if (nargs != 1) {
+        return uk_delegate(UK_FB_PARSE, args, nargs, kwnames);
+    }
+    if (kwnames != NULL) {
+        if (PyTuple_GET_SIZE(kwnames) != 1 ||
+            PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "strict") != 0) {
+            return uk_delegate(UK_FB_PARSE, args, nargs, kwnames);
+        }
+        strict = PyObject_IsTrue(args[1]);
+        if (strict < 0) {
+            return NULL;
+        }
+    }
+    uk_u128 value;
+    if (uk_read_text(args[0], strict, &value)) {
+        return uk_make_uuid(value);
+    }
+    return uk_delegate(UK_FB_PARSE, args, nargs, kwnames);
+}
+
+/* --- formatting ------------------------------------------------------------------------ */
+
+/* The 36 characters of the 8-4-4-4-12 form of value at out. */
+void uk_write_canonical(unsigned char *out, uk_u128 value, const char *digits)
+{
+    unsigned char bytes[16];
+    uk_store_u128(bytes, value);
+    int position = 0;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) {
+            out[position++] = '-';
+        }
+        out[position++] = (unsigned char)digits[bytes[i] >> 4];
+        out[position++] = (unsigned char)digits[bytes[i] & 0xF];
+    }
+}
+
+static PyObject *canonical_text(uk_u128 value, const char *digits, const char *before,
+                                const char *after)
+{
+    size_t before_length = strlen(before), after_length = strlen(after);
+    PyObject *text = PyUnicode_New((Py_ssize_t)(36 + before_length + after_length), 127);
+    if (text == NULL) {
+        return NULL;
+    }
+    unsigned char *out = PyUnicode_1BYTE_DATA(text);
+    memcpy(out, before, before_length);
+    uk_write_canonical(out + before_length, value, digits);
+    memcpy(out + before_length + 36, after, after_length);
+    return text;
+}
+
+static PyObject *hex_text(uk_u128 value)
+{
+    PyObject *text = PyUnicode_New(32, 127);
+    if (text == NULL) {
+        return NULL;
+    }
+    unsigned char *out = PyUnicode_1BYTE_DATA(text);
+    unsigned char bytes[16];
+    uk_store_u128(bytes, value);
+    for (int i = 0; i < 16; i++) {
+        out[2 * i] = (unsigned char)lower_digits[bytes[i] >> 4];
+        out[2 * i + 1] = (unsigned char)lower_digits[bytes[i] & 0xF];
+    }
+    return text;
+}
+
+static PyObject *octets(uk_u128 value, int guid_order)
+{
+    unsigned char bytes[16];
+    uk_store_u128(bytes, value);
+    if (guid_order) { /* RFC 9562 §4: Microsoft's first three fields little-endian */
+        unsigned char swapped[8] = {bytes[3], bytes[2], bytes[1], bytes[0],
+                                    bytes[5], bytes[4], bytes[7], bytes[6]};
+        memcpy(bytes, swapped, 8);
+    }
+    return PyBytes_FromStringAndSize((const char *)bytes, 16);
+}
+
+enum style { STYLE_HYPHENATED, STYLE_UPPER, STYLE_URN, STYLE_BRACED, STYLE_HEX };
+
+static PyObject *formatted(uk_u128 value, enum style style)
+{
+    switch (style) {
+    case STYLE_UPPER:
+        return canonical_text(value, upper_digits, "", "");
+    case STYLE_URN:
+        return canonical_text(value, lower_digits, "urn:uuid:", "");
+    case STYLE_BRACED:
+        return canonical_text(value, lower_digits, "{", "}");
+    case STYLE_HEX:
+        return hex_text(value);
+    case STYLE_HYPHENATED:
+    default:
+        return canonical_text(value, lower_digits, "", "");
+    }
+}
+
+#define ONE_ARGUMENT_FORMATTER(NAME, FALLBACK, EXPRESSION)                                    \
+    static PyObject *speedups_##NAME(PyObject *module, PyObject *u)                           \
+    {                                                                                         \
+        uk_u128 value;                                                                        \
+        (void)module;                                                                         \
+        if (!uk_read_exact(u, &value)) {                                                      \
+            return uk_delegate(FALLBACK, &u, 1, NULL);                                        \
+        }                                                                                     \
+        return EXPRESSION;                                                                    \
+    }
+
+ONE_ARGUMENT_FORMATTER(to_hyphenated, UK_FB_TO_HYPHENATED, formatted(value, STYLE_HYPHENATED))
+ONE_ARGUMENT_FORMATTER(to_upper, UK_FB_TO_UPPER, formatted(value, STYLE_UPPER))
+ONE_ARGUMENT_FORMATTER(to_urn, UK_FB_TO_URN, formatted(value, STYLE_URN))
+ONE_ARGUMENT_FORMATTER(to_braced, UK_FB_TO_BRACED, formatted(value, STYLE_BRACED))
+ONE_ARGUMENT_FORMATTER(to_hex, UK_FB_TO_HEX, formatted(value, STYLE_HEX))
+ONE_ARGUMENT_FORMATTER(to_bytes, UK_FB_TO_BYTES, octets(value, 0))
+ONE_ARGUMENT_FORMATTER(to_bytes_le, UK_FB_TO_BYTES_LE, octets(value, 1))
+
+static int style_of(PyObject *name, enum style *style)
+{
+    static const char *const names[] = {"hyphenated", "upper", "urn", "braced", "hex"};
+    if (!PyUnicode_CheckExact(name)) {
+        return 0;
+    }
+    for (int i = 0; i < 5; i++) {
+        if (PyUnicode_CompareWithASCIIString(name, names[i]) == 0) {
+            *style = (enum style)i;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *speedups_format_uuid(PyObject *module, PyObject *const *args,
+                                      Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)module;
+    uk_u128 value;
+    enum style style = STYLE_HYPHENATED;
+    if (kwnames != NULL || nargs < 1 || nargs > 2 || !uk_read_exact(args[0], &value) ||
+        (nargs == 2 && !style_of(args[1], &style))) {
+        return uk_delegate(UK_FB_FORMAT_UUID, args, nargs, kwnames);
+    }
+    return formatted(value, style);
+}
+
+/* --- fields() and timestamps ----------------------------------------------------------- */
+
+#define MAX_RECORD_FIELDS 5
+/* Versions 1-8; index 0 and 2 unused (v2 and the rest go to the Python twin). */
+typedef struct {
+    PyTypeObject *cls;
+    Py_ssize_t count;
+    Py_ssize_t offsets[MAX_RECORD_FIELDS]; /* offsets[0] < 0: call cls(*values) */
+} record_layout;
+
+static record_layout records[9];
+
+static int bind_record(record_layout *layout, PyObject *cls)
+{
+    if (!PyType_Check(cls)) {
+        PyErr_SetString(PyExc_TypeError, "bind_records: expected classes");
+        return -1;
+    }
+    PyTypeObject *type = (PyTypeObject *)cls;
+    PyObject *names = PyObject_GetAttrString(cls, "__match_args__");
+    if (names == NULL) {
+        return -1;
+    }
+    if (!PyTuple_Check(names) || PyTuple_GET_SIZE(names) > MAX_RECORD_FIELDS) {
+        Py_DECREF(names);
+        PyErr_SetString(PyExc_TypeError, "bind_records: __match_args__ must be a short tuple");
+        return -1;
+    }
+    layout->count = PyTuple_GET_SIZE(names);
+    int direct = type->tp_new == PyBaseObject_Type.tp_new && type->tp_dict != NULL;
+    for (Py_ssize_t i = 0; i < layout->count; i++) {
+        PyObject *descriptor =
+            direct ? PyDict_GetItemWithError(type->tp_dict, PyTuple_GET_ITEM(names, i)) : NULL;
+        if (descriptor == NULL && PyErr_Occurred()) {
+            Py_DECREF(names);
+            return -1;
+        }
+        PyMemberDef *member =
+            descriptor != NULL && Py_IS_TYPE(descriptor, &PyMemberDescr_Type)
+                ? ((PyMemberDescrObject *)descriptor)->d_member
+                : NULL;
+        direct = direct && member != NULL && member->type == T_OBJECT_EX;
+        layout->offsets[i] = direct ? member->offset : -1;
+    }
+    Py_DECREF(names);
+    if (!direct) {
+        layout->offsets[0] = -1;
+    }
+    Py_INCREF(cls);
+    Py_XSETREF(layout->cls, type);
+    return 0;
+}
+
+PyObject *uk_bind_records(PyObject *module, PyObject *args)
+{
+    static const int versions[7] = {1, 3, 4, 5, 6, 7, 8};
+    (void)module;
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != 7) {
+        PyErr_SetString(PyExc_TypeError, "bind_records: expected 7 classes (v1, v3-v8)");
+        return NULL;
+    }
+    for (int i = 0; i < 7; i++) {
+        if (bind_record(&records[versions[i]], PyTuple_GET_ITEM(args, i)) < 0) {
+            return NULL;
+        }
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *make_record(const record_layout *layout, const uint64_t *values)
+{
+    PyObject *numbers[MAX_RECORD_FIELDS];
+    for (Py_ssize_t i = 0; i < layout->count; i++) {
+        numbers[i] = PyLong_FromUnsignedLongLong(values[i]);
+        if (numbers[i] == NULL) {
+            for (Py_ssize_t j = 0; j < i; j++) {
+                Py_DECREF(numbers[j]);
+            }
+            return NULL;
+        }
+    }
+    PyObject *record;
+    if (layout->offsets[0] < 0) {
+        record = PyObject_Vectorcall((PyObject *)layout->cls, numbers, (size_t)layout->count,
+                                     NULL);
+        for (Py_ssize_t i = 0; i < layout->count; i++) {
+            Py_DECREF(numbers[i]);
+        }
+        return record;
+    }
+    record = layout->cls->tp_alloc(layout->cls, 0);
+    if (record == NULL) {
+        for (Py_ssize_t i = 0; i < layout->count; i++) {
+            Py_DECREF(numbers[i]);
+        }
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < layout->count; i++) { /* references move into the slots */
+        *(PyObject **)((char *)record + layout->offsets[i]) = numbers[i];
+    }
+    if (PyObject_IS_GC(record)) {
+        PyObject_GC_UnTrack(record); /* ints only: cannot be part of a cycle */
+    }
+    return record;
+}
+
+#define MASK(bits) ((((uint64_t)1) << (bits)) - 1)
+
+/* Version of an RFC 9562-variant value; -1 for the other variants. */
+static int rfc_version(uk_u128 value)
+{
+    return (value.lo >> 62) == 2 ? (int)((value.hi >> 12) & 0xF) : -1;
+}
+
+static PyObject *speedups_fields(PyObject *module, PyObject *u)
+{
+    (void)module;
+    uk_u128 value;
+    int version = -1;
+    if (uk_read_exact(u, &value)) {
+        version = rfc_version(value);
+    }
+    if (version < 1 || version > 8 || version == 2 || records[version].cls == NULL) {
+        return uk_delegate(UK_FB_FIELDS, &u, 1, NULL);
+    }
+    uint64_t high48 = value.hi >> 16, mid12 = value.hi & MASK(12), low62 = value.lo & MASK(62);
+    uint64_t numbers[MAX_RECORD_FIELDS] = {high48, mid12, low62, 0, 0};
+    if (version == 1 || version == 6) {
+        /* RFC 9562 §5.1 / §5.6: 32 + 16 time bits, 12 time bits, clock_seq, node */
+        numbers[0] = high48 >> 16;
+        numbers[1] = high48 & MASK(16);
+        numbers[2] = mid12;
+        numbers[3] = low62 >> 48;
+        numbers[4] = low62 & MASK(48);
+    }
+    return make_record(&records[version], numbers);
+}
+
+/* RFC 9562 §5.1: 100 ns intervals between 1582-10-15 and 1970-01-01. */
+#define GREGORIAN_OFFSET_100NS 0x01B21DD213814000LL
+
+static PyObject *speedups_timestamp_ns(PyObject *module, PyObject *u)
+{
+    (void)module;
+    uk_u128 value;
+    long long result = 0;
+    int ok = 0;
+    if (uk_read_exact(u, &value)) {
+        int version = rfc_version(value);
+        uint64_t high48 = value.hi >> 16, mid12 = value.hi & MASK(12);
+        if (version == 7) {
+            ok = !__builtin_mul_overflow((long long)high48, 1000000LL, &result);
+        }
+        else if (version == 1 || version == 6) {
+            uint64_t ticks = version == 1 ? (mid12 << 48) | ((high48 & MASK(16)) << 32) |
+                                                (high48 >> 16)
+                                          : (high48 << 12) | mid12;
+            ok = !__builtin_mul_overflow((long long)ticks - GREGORIAN_OFFSET_100NS, 100LL,
+                                         &result);
+        }
+    }
+    if (!ok) {
+        return uk_delegate(UK_FB_TIMESTAMP_NS, &u, 1, NULL);
+    }
+    return PyLong_FromLongLong(result);
+}
+
+PyMethodDef uk_text_methods[] = {
+    {"parse", (PyCFunction)(void (*)(void))speedups_parse, METH_FASTCALL | METH_KEYWORDS,
+     "parse(text, *, strict=False) -> UUID: the UUID written in text.\n\n"
+     "References: RFC 9562 §4."},
+    {"format_uuid", (PyCFunction)(void (*)(void))speedups_format_uuid,
+     METH_FASTCALL | METH_KEYWORDS,
+     "format_uuid(u, style='hyphenated') -> str: u as text in style.\n\n"
+     "References: RFC 9562 §4."},
+    {"to_hyphenated", speedups_to_hyphenated, METH_O,
+     "The lower-case 8-4-4-4-12 form.\n\nReferences: RFC 9562 §4 (Figure 1)."},
+    {"to_upper", speedups_to_upper, METH_O,
+     "The upper-case 8-4-4-4-12 form.\n\nReferences: RFC 9562 §4."},
+    {"to_urn", speedups_to_urn, METH_O,
+     "urn:uuid: and the 8-4-4-4-12 form.\n\nReferences: RFC 9562 §4 (Figure 4), RFC 8141."},
+    {"to_braced", speedups_to_braced, METH_O,
+     "The 8-4-4-4-12 form in braces.\n\nReferences: RFC 9562 §4."},
+    {"to_hex", speedups_to_hex, METH_O, "32 lower-case hex digits.\n\nReferences: RFC 9562 §4."},
+    {"to_bytes", speedups_to_bytes, METH_O,
+     "The 16 octets in network byte order.\n\nReferences: RFC 9562 §4."},
+    {"to_bytes_le", speedups_to_bytes_le, METH_O,
+     "The 16 octets in Microsoft GUID order.\n\nReferences: RFC 9562 §4."},
+    {"fields", speedups_fields, METH_O,
+     "fields(u): every field of u under the RFC's names.\n\nReferences: RFC 9562 §5.1-§5.10."},
+    {"timestamp_ns", speedups_timestamp_ns, METH_O,
+     "timestamp_ns(u): the embedded time as Unix-epoch nanoseconds, or None.\n\n"
+     "References: RFC 9562 §5.1, §5.6, §5.7."},
+    {NULL, NULL, 0, NULL},
+};

@@ -1,0 +1,357 @@
+"""Many UUIDs at once: generation, formatting and parsing into lists, numpy and Arrow arrays.
+
+Array layout: one UUID is 16 bytes in network byte order (RFC 9562 §4), so an array of
+``n`` UUIDs is ``n * 16`` contiguous bytes:
+
+- numpy: a 1-D array of dtype ``'V16'`` (raw 16-byte values). ``'V16'`` rather than
+  ``'S16'`` because numpy strips trailing zero bytes from ``'S'`` items when they are read
+  back; ``array.view('S16')`` or ``array.view(np.uint8).reshape(-1, 16)`` are free views.
+- Arrow: a ``pyarrow`` ``arrow.uuid`` extension array (``pa.uuid()``, the canonical
+  extension type of pyarrow >= 18) over ``fixed_size_binary(16)`` storage.
+
+numpy and pyarrow are optional (``pip install 'uuidkit[bulk]'``) and imported here only,
+when an array is asked for.
+
+Time-based values come from the process-wide default generators (``uuidkit.uuid1``,
+``uuid6``, ``uuid7``) through their public ``generate``/``generate_ints`` block API, under
+one lock acquisition per block: a bulk v7 array is strictly increasing and above every v7
+made earlier in this process, one at a time or in bulk, and below every later one.
+
+Lists of :class:`uuid.UUID` are made with the cyclic garbage collector kept out of the
+loop (a UUID holds an int and an enum member and cannot be part of a cycle): the compiled
+accelerator leaves the objects untracked; the pure-Python path pauses the collector while it
+allocates.
+
+References: RFC 9562 §4, §5.1, §5.4, §5.6, §5.7, §5.8, §6.2.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Final, Literal, TypeAlias
+from uuid import UUID
+
+from uuidkit import _system
+from uuidkit._accel import SPEEDUPS
+from uuidkit._bits import GREGORIAN_OFFSET_100NS
+from uuidkit._construct import from_ints_unchecked
+from uuidkit.errors import InvalidField, InvalidUUID
+from uuidkit.parse import parse as parse_one
+
+__all__ = ["VERSIONS", "format", "from_list", "generate", "parse", "timestamps", "to_list"]
+
+Into: TypeAlias = Literal["list", "numpy", "arrow"]
+#: The versions :func:`generate` makes.
+VERSIONS: Final = (1, 4, 6, 7, 8)
+_INTO: Final = ("list", "numpy", "arrow")
+_NS_PER_MS: Final = 1_000_000
+_INT64_MAX: Final = (1 << 63) - 1
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Keep the cyclic GC from rescanning a growing list of acyclic objects."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _check_count(n: object) -> int:
+    if type(n) is not int or n < 0:
+        raise InvalidField(f"n: expected an int >= 0, found {n!r}", "n")
+    return n
+
+
+def _check_into(into: object, allowed: Sequence[str] = _INTO) -> str:
+    if not isinstance(into, str) or into not in allowed:
+        raise InvalidField(f"into: expected one of {', '.join(allowed)}, found {into!r}", "into")
+    return into
+
+
+# --- records: n * 16 bytes ------------------------------------------------------------------
+
+
+def _random_records(version: int, n: int) -> bytearray:
+    if SPEEDUPS is not None:
+        records: bytearray = SPEEDUPS.random_records(version, n)
+        return records
+    records = bytearray(_system.random_bytes(16 * n))
+    # RFC 9562 §5.4/§5.8: version in the high nibble of octet 6, variant 0b10 in octet 8.
+    records[6::16] = bytes((b & 0x0F) | (version << 4) for b in records[6::16])
+    records[8::16] = bytes((b & 0x3F) | 0x80 for b in records[8::16])
+    return records
+
+
+def _records_of_ints(values: list[int]) -> bytearray:
+    if SPEEDUPS is not None:
+        records: bytearray | int = SPEEDUPS.records_of_ints(values)
+        if isinstance(records, int):
+            raise InvalidUUID(f"element {records}: not a 128-bit integer", index=records)
+        return records
+    return bytearray(b"".join([value.to_bytes(16) for value in values]))
+
+
+def _records_of_uuids(values: Sequence[object]) -> bytearray:
+    if SPEEDUPS is not None:
+        records: bytearray | int = SPEEDUPS.records_of_uuids(values)
+        if isinstance(records, int):
+            found = type(values[records]).__name__
+            raise InvalidUUID(
+                f"element {records}: expected a uuid.UUID, found {found}", index=records
+            )
+        return records
+    for index, value in enumerate(values):
+        if not isinstance(value, UUID):
+            raise InvalidUUID(
+                f"element {index}: expected a uuid.UUID, found {type(value).__name__}",
+                index=index,
+            )
+    return bytearray(b"".join([value.bytes for value in values if isinstance(value, UUID)]))
+
+
+def _uuids_of_records(records: Any) -> list[UUID]:
+    if SPEEDUPS is not None:
+        uuids: list[UUID] = SPEEDUPS.uuids_from_records(records)
+        return uuids
+    data = bytes(records)
+    with _collector_paused():
+        return from_ints_unchecked(
+            [int.from_bytes(data[i : i + 16]) for i in range(0, len(data), 16)]
+        )
+
+
+def _uuids_of_ints(values: list[int]) -> list[UUID]:
+    if SPEEDUPS is not None:
+        uuids: list[UUID] = SPEEDUPS.uuids_from_ints(values)
+        return uuids
+    with _collector_paused():
+        return from_ints_unchecked(values)
+
+
+# --- arrays ---------------------------------------------------------------------------------
+
+
+def _numpy() -> Any:
+    try:
+        import numpy
+    except ImportError:
+        raise InvalidField(
+            "into: numpy is not installed (pip install 'uuidkit[bulk]')", "into"
+        ) from None
+    return numpy
+
+
+def _pyarrow() -> Any:
+    try:
+        import pyarrow
+    except ImportError:
+        raise InvalidField(
+            "into: pyarrow is not installed (pip install 'uuidkit[bulk]')", "into"
+        ) from None
+    if not hasattr(pyarrow, "uuid"):
+        raise InvalidField("into: the arrow.uuid extension type needs pyarrow >= 18", "into")
+    return pyarrow
+
+
+def _wrap(records: bytearray, into: str) -> Any:
+    """Records as the container ``into`` names (``records`` is handed over, not copied)."""
+    if into == "list":
+        return _uuids_of_records(records)
+    if into == "numpy":
+        return _numpy().frombuffer(records, dtype="V16")
+    pa = _pyarrow()
+    storage = pa.FixedSizeBinaryArray.from_buffers(
+        pa.binary(16), len(records) // 16, [None, pa.py_buffer(records)]
+    )
+    return pa.ExtensionArray.from_storage(pa.uuid(), storage)
+
+
+def _records_of(values: Any) -> Any:
+    """The packed 16-byte records of a list of UUIDs, a numpy or an Arrow array of them."""
+    if isinstance(values, list | tuple):
+        return _records_of_uuids(values)
+    module = type(values).__module__.split(".")[0]
+    if module == "numpy":
+        np = _numpy()
+        array = np.ascontiguousarray(values)
+        if array.dtype.itemsize * (array.shape[-1] if array.ndim == 2 else 1) != 16:
+            raise InvalidUUID(f"expected 16-byte values, found dtype {array.dtype}")
+        return memoryview(array).cast("B")
+    if module == "pyarrow":
+        storage = getattr(values, "storage", values)
+        if storage.type.byte_width != 16 or storage.null_count:
+            raise InvalidUUID("expected a non-null arrow.uuid or fixed_size_binary(16) array")
+        buffer = storage.buffers()[1]
+        start = storage.offset * 16
+        return memoryview(buffer)[start : start + 16 * len(storage)]
+    return _records_of_uuids(list(values))
+
+
+# --- the public functions -------------------------------------------------------------------
+
+
+def _time_based(version: int, n: int, into: str) -> Any:
+    from uuidkit.generators import defaults
+
+    if version == 7:
+        if into == "list":
+            return _uuids_of_ints(defaults.DEFAULT_V7.generate_ints(n))
+        return _wrap(_records_of_ints(defaults.DEFAULT_V7.generate_ints(n)), into)
+    generator = defaults.DEFAULT_V1 if version == 1 else defaults.DEFAULT_V6
+    with _collector_paused():
+        values = generator.generate(n)
+    return values if into == "list" else _wrap(_records_of_uuids(values), into)
+
+
+def generate(version: int, n: int, *, into: Into = "list") -> Any:
+    """``n`` new UUIDs of ``version`` (1, 4, 6, 7 or 8) as a list, numpy or Arrow array.
+
+    ``into="list"``: a list of :class:`uuid.UUID`; ``"numpy"``: a ``'V16'`` array;
+    ``"arrow"``: a pyarrow ``arrow.uuid`` extension array. v1/v6/v7 come from the default
+    generators (v7: strictly increasing, sharing ``uuidkit.uuid7``'s state); v4 and v8 are
+    122 bits from the CSPRNG (v8: custom_a, custom_b, custom_c all random).
+
+    References: RFC 9562 §5.1, §5.4, §5.6, §5.7, §5.8, §6.2 ("UUIDs generated in batches
+    are also monotonic"), §6.9.
+    """
+    if type(version) is not int or version not in VERSIONS:
+        raise InvalidField(f"version: expected one of 1, 4, 6, 7, 8, found {version!r}", "version")
+    count, target = _check_count(n), _check_into(into)
+    if version in (4, 8):
+        return _wrap(_random_records(version, count), target)
+    return _time_based(version, count, target)
+
+
+def to_list(values: Any) -> list[UUID]:
+    """A numpy or Arrow array of UUIDs (or any sequence of them) as a list of uuid.UUID.
+
+    References: RFC 9562 §4.
+    """
+    return _uuids_of_records(_records_of(values))
+
+
+def from_list(values: Sequence[UUID], *, into: Into = "numpy") -> Any:
+    """A sequence of :class:`uuid.UUID` as a ``'V16'`` numpy array, an Arrow array or a list.
+
+    An element that is not a UUID raises :class:`~uuidkit.InvalidUUID` with its ``index``.
+
+    References: RFC 9562 §4.
+    """
+    return _wrap(_records_of_uuids(list(values)), _check_into(into))
+
+
+def format(values: Any) -> Any:
+    """Canonical 8-4-4-4-12 lower-case strings of many UUIDs.
+
+    A list (or other sequence) of UUIDs gives a list of str; a numpy array a ``'<U36'``
+    array; an Arrow array a ``pa.string()`` array.
+
+    References: RFC 9562 §4 (Figure 1).
+    """
+    module = type(values).__module__.split(".")[0]
+    records = _records_of(values)
+    if module == "numpy":
+        return _numpy().frombuffer(_format_records(records, 4), dtype="<U36")
+    if module == "pyarrow":
+        pa = _pyarrow()
+        count = len(memoryview(records)) // 16
+        offsets = _numpy().arange(0, 36 * (count + 1), 36, dtype="int32")
+        data = pa.py_buffer(_format_records(records, 1))
+        return pa.StringArray.from_buffers(count, pa.py_buffer(offsets), data)
+    return _format_records(records, 0)
+
+
+def _format_records(records: Any, width: int) -> Any:
+    """width 0: list[str]; 1: packed ASCII cells; 4: packed UCS-4 cells (numpy '<U36')."""
+    if SPEEDUPS is not None:
+        return SPEEDUPS.format_records(records, width)
+    texts = [str(value) for value in _uuids_of_records(records)]
+    if width == 0:
+        return texts
+    return "".join(texts).encode("ascii" if width == 1 else "utf-32-le")
+
+
+def _texts_of(strings: Any) -> list[Any]:
+    module = type(strings).__module__.split(".")[0]
+    if module == "pyarrow":
+        return list(strings.to_pylist())
+    if module == "numpy":
+        return list(strings.tolist())
+    return strings if isinstance(strings, list) else list(strings)
+
+
+def parse(strings: Any, *, into: Into = "numpy", strict: bool = False) -> Any:
+    """Many UUID strings (a sequence, numpy or Arrow string array) as a numpy/Arrow array or
+    a list of :class:`uuid.UUID`, with :func:`uuidkit.parse`'s rules.
+
+    The first string that is not a UUID raises :class:`~uuidkit.InvalidUUID` whose message
+    starts ``element N:``, with ``index`` N and the ``position`` within that string.
+
+    References: RFC 9562 §4.
+    """
+    target = _check_into(into)
+    texts = _texts_of(strings)
+    if SPEEDUPS is not None:
+        records: bytearray | int = SPEEDUPS.parse_texts(texts, bool(strict))
+        if isinstance(records, int):
+            _explain(texts, records, strict)
+        else:
+            return _wrap(records, target)
+    values: list[int] = []
+    append = values.append
+    for index, text in enumerate(texts):
+        try:
+            append(parse_one(text, strict=strict).int)
+        except InvalidUUID:
+            _explain(texts, index, strict)
+    return _uuids_of_ints(values) if target == "list" else _wrap(_records_of_ints(values), target)
+
+
+def _explain(texts: Sequence[Any], start: int, strict: bool) -> None:
+    """Raise for the first element from ``start`` that uuidkit.parse rejects."""
+    for index in range(start, len(texts)):
+        try:
+            parse_one(texts[index], strict=strict)
+        except InvalidUUID as error:
+            raise InvalidUUID(f"element {index}: {error}", error.position, index=index) from None
+
+
+def timestamps(values: Any) -> Any:
+    """The embedded times of many v1, v6 and v7 UUIDs, as a numpy ``int64`` array of
+    Unix-epoch nanoseconds (``.astype('datetime64[ns]')`` for datetimes).
+
+    v1/v6 resolve 100 ns, v7 1 ms. Another version, or an instant outside int64
+    nanoseconds (before 1677 or after 2262), raises :class:`~uuidkit.InvalidUUID` naming
+    the element.
+
+    References: RFC 9562 §5.1, §5.6, §5.7, §6.1.
+    """
+    np = _numpy()
+    words = np.frombuffer(_records_of(values), dtype=">u8").reshape(-1, 2).astype(np.uint64)
+    high = words[:, 0]
+    version = (high >> 12) & 0xF
+    rfc = (words[:, 1] >> 62) == 2
+    high48, mid12 = high >> 16, high & 0xFFF
+    v1_ticks = (mid12 << 48) | ((high48 & 0xFFFF) << 32) | (high48 >> 16)
+    v6_ticks = (high48 << 12) | mid12
+    ticks = np.where(version == 1, v1_ticks, v6_ticks)
+    ms = high48
+    good = rfc & ((version == 1) | (version == 6) | (version == 7))
+    # int64 nanoseconds span 1677-09-21 to 2262-04-11 around the Unix epoch.
+    low_ticks = GREGORIAN_OFFSET_100NS - _INT64_MAX // 100
+    high_ticks = GREGORIAN_OFFSET_100NS + _INT64_MAX // 100
+    in_range = (ticks >= low_ticks) & (ticks <= high_ticks)
+    fits = np.where(version == 7, ms <= _INT64_MAX // _NS_PER_MS, in_range)
+    bad = np.flatnonzero(~(good & fits))
+    if bad.size:
+        index = int(bad[0])
+        what = "a v1, v6 or v7 UUID" if not good[index] else "a time between 1677 and 2262"
+        raise InvalidUUID(f"element {index}: expected {what}", index=index)
+    gregorian_ns = (ticks.astype(np.int64) - GREGORIAN_OFFSET_100NS) * 100
+    return np.where(version == 7, ms.astype(np.int64) * _NS_PER_MS, gregorian_ns)

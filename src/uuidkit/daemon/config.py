@@ -1,0 +1,170 @@
+"""The daemon's configuration: a dataclass with a unit on every field, from TOML and flags.
+
+``uuidkit uiap daemon --config FILE`` reads FILE with :mod:`tomllib` (keys are the field
+names below; unknown keys are errors); flags given on the command line override the file.
+A bad setting raises :class:`ConfigError` naming the key; the command line prints it on
+one line and exits with status 2.
+
+References: UIAP §2.3, §3.1, §8.1, §10 (group, ports, timers); §7 (the site key).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from uuidkit.errors import UUIDKitError
+from uuidkit.uiap.constants import (
+    UIAP_CLAIM_PERIOD_S,
+    UIAP_CLAIM_PORT,
+    UIAP_CLAIM_TIMEOUT_S,
+    UIAP_REPLY_PORT,
+)
+
+__all__ = ["ConfigError", "DaemonConfig", "load_config"]
+
+DEFAULT_SOCKET: Final = "/run/uuidkit/uiapd.sock"
+DEFAULT_STATE_DIR: Final = "/var/lib/uuidkit-uiapd"
+
+
+class ConfigError(UUIDKitError):
+    """A setting the daemon cannot use; ``key`` names it."""
+
+    def __init__(self, message: str, key: str) -> None:
+        super().__init__(f"config key '{key}': {message}")
+        self.key = key
+
+
+@dataclass(frozen=True, slots=True)
+class DaemonConfig:
+    """Everything ``uuidkit uiap daemon`` is told; the defaults are the draft's.
+
+    References: UIAP §2.3, §3.1, §7, §8.1, §10.
+    """
+
+    #: Path of the API's Unix stream socket (created 0660).
+    socket: str = DEFAULT_SOCKET
+    #: Directory of the held claims and the device ID (created 0700 if missing).
+    state_dir: str = DEFAULT_STATE_DIR
+    #: Interface names to run UIAP on; empty = every multicast-capable interface with a
+    #: link-local address.
+    interfaces: tuple[str, ...] = ()
+    #: UIAP_CLAIM_PERIOD, seconds between the Claim-Attempts of one claim (§10).
+    claim_period: float = UIAP_CLAIM_PERIOD_S
+    #: UIAP_CLAIM_TIMEOUT, seconds to wait for a Claim-Deny after the last period (§10).
+    claim_timeout: float = UIAP_CLAIM_TIMEOUT_S
+    #: UIAP_MULTICAST_ADDR (text); empty = the family's default (ff02::114 / 224.0.0.254).
+    group: str = ""
+    #: UIAP_CLAIM_PORT, UDP port number of Claim-Attempt floods (§10).
+    port: int = UIAP_CLAIM_PORT
+    #: UIAP_REPLY_PORT, UDP port number of unicast Claim-Deny replies (§10).
+    reply_port: int = UIAP_REPLY_PORT
+    #: Run UIAP over IPv4 link-local multicast instead of IPv6 (§2.3).
+    ipv4: bool = False
+    #: Site key file (``KEY-ID HEX-KEY [send]`` lines, readable by the daemon only);
+    #: empty = no authentication (§7).
+    key_file: str = ""
+    #: Ask other devices to proxy-defend our claims (X flag, §5.1).
+    proxy: bool = False
+    #: Most API clients connected at once, in connections.
+    max_clients: int = 1024
+    #: Seconds a client may take to finish a line it has started.
+    request_timeout: float = 10.0
+    #: Octets of events that may wait for a watcher before it is disconnected.
+    max_client_backlog: int = 1 << 20
+    #: Log level name (debug, info, warning, error).
+    log_level: str = "info"
+
+    def __post_init__(self) -> None:
+        for name in ("socket", "state_dir"):
+            if not getattr(self, name):
+                raise ConfigError("must not be empty", name)
+        for name in ("claim_period", "claim_timeout"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value < 0:
+                raise ConfigError(f"expected seconds >= 0, got {value!r}", name)
+        if not math.isfinite(self.request_timeout) or self.request_timeout <= 0:
+            raise ConfigError(
+                f"expected seconds > 0, got {self.request_timeout!r}", "request_timeout"
+            )
+        for name in ("port", "reply_port"):
+            if not 1 <= getattr(self, name) <= 0xFFFF:
+                raise ConfigError(
+                    f"expected a UDP port 1 .. 65535, got {getattr(self, name)}", name
+                )
+        if self.port == self.reply_port:
+            raise ConfigError("must differ from 'port' (UIAP §10: two ports)", "reply_port")
+        if self.max_clients < 1:
+            raise ConfigError(
+                f"expected at least 1 connection, got {self.max_clients}", "max_clients"
+            )
+        if self.max_client_backlog < 4096:
+            raise ConfigError("expected at least 4096 octets", "max_client_backlog")
+        if self.log_level not in ("debug", "info", "warning", "error"):
+            raise ConfigError(
+                f"expected debug, info, warning or error, got {self.log_level!r}", "log_level"
+            )
+        for name in self.interfaces:
+            if not name or "/" in name or len(name) > 15:
+                raise ConfigError(f"not an interface name: {name!r}", "interfaces")
+
+
+_FIELDS: Final = {field.name: field for field in dataclasses.fields(DaemonConfig)}
+
+
+def _coerce(key: str, value: Any) -> Any:
+    """A TOML (or flag) value as the field's type, or :class:`ConfigError`."""
+    kind = _FIELDS[key].type
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise ConfigError(f"expected true or false, got {value!r}", key)
+        return value
+    if kind == "int":
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ConfigError(f"expected a whole number, got {value!r}", key)
+        return value
+    if kind == "float":
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise ConfigError(f"expected a number of seconds, got {value!r}", key)
+        return float(value)
+    if kind == "tuple[str, ...]":
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"expected a list of names, got {value!r}", key)
+        return tuple(value)
+    if not isinstance(value, str):
+        raise ConfigError(f"expected a string, got {value!r}", key)
+    return value
+
+
+def load_config(path: str | None, overrides: Mapping[str, Any]) -> DaemonConfig:
+    """The configuration of ``path`` (TOML, optional) with ``overrides`` (flags) on top.
+
+    Raises :class:`ConfigError` naming the first bad key.
+    """
+    settings: dict[str, Any] = {}
+    if path:
+        try:
+            with Path(path).open("rb") as file:
+                data = tomllib.load(file)
+        except OSError as error:
+            raise ConfigError(f"cannot read {path}: {error.strerror}", "config") from None
+        except tomllib.TOMLDecodeError as error:
+            raise ConfigError(f"{path} is not TOML: {error}", "config") from None
+        for key, value in data.items():
+            if key not in _FIELDS:
+                raise ConfigError(f"unknown key in {path}", key)
+            settings[key] = _coerce(key, value)
+    for key, value in overrides.items():
+        if value is not None:
+            settings[key] = _coerce(key, value)
+    try:
+        return DaemonConfig(**settings)
+    except (TypeError, ValueError) as error:
+        if isinstance(error, ConfigError):
+            raise
+        raise ConfigError(str(error), "config") from None

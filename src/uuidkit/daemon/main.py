@@ -1,0 +1,261 @@
+"""The UIAP daemon's composition root: configuration, state, node, API server, signals.
+
+``run(config)`` runs in the foreground until SIGTERM or SIGINT: it loads the state
+directory, starts the UIAP node (reclaiming the saved claims), serves the API socket and
+tells the service manager it is ready (``READY=1``). SIGHUP re-reads the configuration
+file: the site keys, the API limits and the log level change at once; settings that the
+sockets were built with (socket path, state directory, interfaces, group, ports, family,
+timers) are reported as needing a restart. A stop abandons claims in progress (their
+requests fail with ``stopping``), keeps the held claims for the next start, and removes
+the socket file.
+
+References: UIAP §2.1.1, §4.4, §7, §10.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import os
+import secrets
+import signal
+import sys
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from uuidkit.daemon.config import ConfigError, DaemonConfig, load_config
+from uuidkit.daemon.keys import read_key_file
+from uuidkit.daemon.notify import notify
+from uuidkit.daemon.server import APIServer
+from uuidkit.daemon.service import ClaimService, Node
+from uuidkit.daemon.state import StateError, StateStore
+from uuidkit.uiap.auth import Authenticator, AuthError
+from uuidkit.uiap.engine_types import EngineConfig
+from uuidkit.uiap.events import Event
+
+__all__ = ["Daemon", "NodeFactory", "engine_config_of", "run"]
+
+_log = logging.getLogger("uuidkit.daemon")
+
+#: Makes the node: (config, engine configuration, device ID, authenticator, on_event).
+NodeFactory = Callable[
+    [DaemonConfig, EngineConfig, int, "Authenticator | None", Callable[[Event], None]], Node
+]
+
+#: Settings that need a restart to change (the sockets and the engine are built with them).
+_RESTART_KEYS = (
+    "socket",
+    "state_dir",
+    "interfaces",
+    "claim_period",
+    "claim_timeout",
+    "group",
+    "port",
+    "reply_port",
+    "ipv4",
+    "proxy",
+)
+
+
+def engine_config_of(config: DaemonConfig) -> EngineConfig:
+    """The engine's timers from the daemon's (UIAP §10); flood records outlive a claim."""
+    probe = EngineConfig(
+        claim_period=config.claim_period,
+        claim_timeout=config.claim_timeout,
+        flood_record_lifetime=1e9,
+    )
+    longest = probe.longest_claim_seconds()
+    return dataclasses.replace(probe, flood_record_lifetime=max(10.0, 4 * longest + 1))
+
+
+def network_node(
+    config: DaemonConfig,
+    engine_config: EngineConfig,
+    device_id: int,
+    authenticator: Authenticator | None,
+    on_event: Callable[[Event], None],
+) -> Node:
+    """The real transport (imported here: the daemon's tests may run without it)."""
+    from uuidkit.net import Family, TransportConfig, UIAPNode
+
+    settings: dict[str, Any] = {
+        "interfaces": config.interfaces or None,
+        "family": Family.IPV4 if config.ipv4 else Family.IPV6,
+        "port": config.port,
+        "reply_port": config.reply_port,
+    }
+    if config.group:
+        settings["ipv4_group" if config.ipv4 else "group"] = config.group
+    return UIAPNode(
+        TransportConfig(**settings),
+        engine_config,
+        device_id,
+        on_event,
+        authenticator=authenticator,
+    )
+
+
+def _log_setup(level: str) -> None:
+    logging.basicConfig(
+        level=level.upper(), format="uuidkit-uiapd: %(levelname)s: %(message)s", force=True
+    )
+
+
+class Daemon:
+    """One run of the daemon; :meth:`serve` returns when it has stopped."""
+
+    def __init__(
+        self,
+        config: DaemonConfig,
+        *,
+        config_path: str | None = None,
+        overrides: Mapping[str, Any] | None = None,
+        node_factory: NodeFactory = network_node,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.config = config
+        self.config_path = config_path
+        self.overrides = dict(overrides or {})
+        self.node_factory = node_factory
+        self.environ = environ if environ is not None else os.environ
+        self.stopped = asyncio.Event()
+        self.ready = asyncio.Event()
+        self.authenticator: Authenticator | None = None
+        self.service: ClaimService | None = None
+        self.server: APIServer | None = None
+
+    def _notify(self, message: str) -> None:
+        problem = notify(message, self.environ)
+        if problem is not None:
+            _log.warning("%s", problem)
+
+    async def serve(self) -> None:
+        """Start, run until stopped, stop. Raises :class:`ConfigError` for a setting that
+        cannot be used (naming its key) before anything is served."""
+        config = self.config
+        try:
+            store = StateStore(config.state_dir)
+            saved = store.load()
+        except StateError as error:
+            raise ConfigError(str(error), "state_dir") from None
+        device_id = int(saved.get("device_id", "0"), 16) or _random_device_id()
+        if config.key_file:
+            try:
+                keys = read_key_file(config.key_file)
+            except AuthError as error:
+                raise ConfigError(str(error), "key_file") from None
+            self.authenticator = Authenticator(keys, secrets.token_bytes, time.monotonic)
+        engine_config = engine_config_of(config)
+
+        def make(on_event: Callable[[Event], None]) -> Node:
+            return self.node_factory(config, engine_config, device_id, self.authenticator, on_event)
+
+        service = self.service = ClaimService(make, store, engine_config, proxy=config.proxy)
+        service.authenticator = self.authenticator
+        try:
+            await service.start(saved)
+        except ValueError as error:
+            store.close()
+            field = getattr(error, "field", None) or "interfaces"
+            raise ConfigError(str(error), field) from None
+        except OSError as error:
+            await service.node.stop()
+            store.close()
+            raise ConfigError(f"cannot open the UIAP sockets: {error}", "port") from None
+        server = self.server = APIServer(service, config)
+        try:
+            await server.start()
+        except OSError as error:
+            await service.stop()
+            store.close()
+            raise ConfigError(str(error), "socket") from None
+        self._install_signals()
+        _log.info(
+            "serving %s; device ID %016x; %d claims restored",
+            config.socket,
+            device_id,
+            len(service.claims),
+        )
+        self._notify(f"READY=1\nSTATUS=serving {config.socket}, {len(service.claims)} claims")
+        self.ready.set()
+        await self.stopped.wait()
+        self._notify("STOPPING=1\nSTATUS=stopping")
+        _log.info("stopping")
+        if server._server is not None:
+            server._server.close()
+        await service.stop()
+        await asyncio.sleep(0)  # let the handlers send their "stopping" replies
+        await server.stop()
+        store.close()
+        self._remove_signals()
+
+    def _install_signals(self) -> None:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, self.stopped.set)
+        loop.add_signal_handler(signal.SIGHUP, self.reload)
+
+    def _remove_signals(self) -> None:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            loop.remove_signal_handler(signum)
+
+    def reload(self) -> None:
+        """SIGHUP: re-read the configuration file (flags still override it)."""
+        self._notify("RELOADING=1")
+        try:
+            new = load_config(self.config_path, self.overrides)
+            keys = read_key_file(new.key_file) if new.key_file else None
+        except (ConfigError, AuthError) as error:
+            _log.error("reload refused, keeping the running configuration: %s", error)
+            self._notify("READY=1")
+            return
+        for key in _RESTART_KEYS:
+            if getattr(new, key) != getattr(self.config, key):
+                _log.warning("config key '%s' changed; it takes effect at the next start", key)
+        if keys is not None and self.authenticator is not None:
+            self.authenticator.replace_keys(keys)
+        elif (keys is None) != (self.authenticator is None):
+            _log.warning("config key 'key_file' switched authentication; restart to apply")
+        _log_setup(new.log_level)
+        kept = {key: getattr(self.config, key) for key in _RESTART_KEYS}
+        self.config = dataclasses.replace(new, **kept)
+        if self.server is not None:
+            self.server.config = self.config
+        _log.info("configuration reloaded")
+        self._notify("READY=1")
+
+
+def _random_device_id() -> int:
+    # UIAP §4.1: 0 is reserved for "no device".
+    return int.from_bytes(secrets.token_bytes(8), "big") or 1
+
+
+def run(
+    config_path: str | None, overrides: Mapping[str, Any], node_factory: NodeFactory = network_node
+) -> int:
+    """Load the configuration and run the daemon in the foreground; the exit status.
+
+    A bad setting is one line on stderr naming its key, and status 2.
+    """
+    try:
+        config = load_config(config_path, overrides)
+    except ConfigError as error:
+        print(f"uuidkit uiap daemon: {error}", file=sys.stderr)
+        return 2
+    _log_setup(config.log_level)
+
+    async def main() -> None:
+        daemon = Daemon(
+            config, config_path=config_path, overrides=overrides, node_factory=node_factory
+        )
+        await daemon.serve()
+
+    try:
+        asyncio.run(main())
+    except ConfigError as error:
+        print(f"uuidkit uiap daemon: {error}", file=sys.stderr)
+        return 2
+    return 0

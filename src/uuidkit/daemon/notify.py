@@ -1,0 +1,43 @@
+"""The service manager's readiness protocol (sd_notify), written out: one datagram each.
+
+systemd passes ``NOTIFY_SOCKET``, the path of a Unix datagram socket (a leading ``@``
+means the abstract namespace: a NUL octet, then the rest). A notification is one
+datagram of ``KEY=value`` lines: ``READY=1`` once the service is up, ``STOPPING=1`` when
+it begins to stop, ``RELOADING=1`` on a reload, ``STATUS=...`` as free text. Without
+``NOTIFY_SOCKET`` every call does nothing. Failures are returned, never raised: the
+service keeps running without its manager's news.
+
+References: systemd's sd_notify(3) protocol description.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Mapping
+
+__all__ = ["notify", "notify_address"]
+
+
+def notify_address(value: str | None) -> str | bytes | None:
+    """The socket address of ``NOTIFY_SOCKET``: a path, an abstract name (bytes) or None."""
+    if not value:
+        return None
+    if value.startswith("@"):
+        return b"\0" + value[1:].encode()
+    if value.startswith("/"):
+        return value
+    return None  # vsock addresses and the like are not ours to speak
+
+
+def notify(message: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """Send ``message`` (``"READY=1"``, ``"STOPPING=1\\nSTATUS=..."``); the error or None."""
+    address = notify_address((environ if environ is not None else os.environ).get("NOTIFY_SOCKET"))
+    if address is None:
+        return None
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
+            sock.sendto(message.encode(), address)
+    except OSError as error:
+        return f"sd_notify to {address!r} failed: {error}"
+    return None

@@ -1,0 +1,374 @@
+"""The API server: a Unix stream socket speaking the JSON-lines protocol of uuidkit.uiap.api.
+
+The socket file is created with mode 0660 and never exists with wider permissions: it is
+bound inside a fresh private directory (mode 0700, random name, next to the target) under
+a umask of 0117, then renamed into place. A stale socket left by a crashed daemon (nobody
+accepts on it) is replaced by that rename; a live one, or any other file, is refused. On
+stop the socket file is removed only if it is still the one this process created (same
+device and inode).
+
+Every client is isolated: a line longer than :data:`~uuidkit.uiap.api.MAX_LINE_OCTETS`,
+half a line followed by silence for ``request_timeout`` seconds, more than ``max_clients``
+connections, or a watcher that does not read its events, each get a clear error and lose
+their own connection only. The peer's uid comes from ``SO_PEERCRED``.
+
+References: UIAP §2.1.1 (the service); docs/uiap-api.md (the protocol).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import os
+import socket
+import stat
+import struct
+import tempfile
+from collections import Counter
+from typing import Any
+
+from uuidkit.daemon.config import DaemonConfig
+from uuidkit.daemon.service import ClaimService
+from uuidkit.uiap.api import (
+    MAX_LINE_OCTETS,
+    PROTOCOL_VERSION,
+    APIError,
+    ErrorCode,
+    Request,
+    encode_error,
+    encode_event,
+    encode_reply,
+    parse_claim_params,
+    parse_request,
+)
+
+__all__ = ["APIServer", "SocketError", "bind_api_socket"]
+
+_log = logging.getLogger("uuidkit.daemon")
+_PEERCRED = struct.Struct("3i")
+#: Connections the kernel queues before the daemon accepts them (the kernel caps it at
+#: net.core.somaxconn).
+_BACKLOG = 4096
+
+
+class SocketError(OSError):
+    """The API socket cannot be created at the configured path."""
+
+
+def bind_api_socket(path: str) -> tuple[socket.socket, tuple[int, int]]:
+    """A listening socket at ``path`` (mode 0660) and its (device, inode)."""
+    path = os.path.abspath(path)
+    directory = os.path.dirname(path)
+    _refuse_live_or_foreign(path)
+    private = tempfile.mkdtemp(prefix=".uiapd-", dir=directory)
+    temporary = os.path.join(private, "api.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+    try:
+        previous = os.umask(0o117)
+        try:
+            sock.bind(temporary)
+        finally:
+            os.umask(previous)
+        os.chmod(temporary, 0o660)
+        os.rename(temporary, path)
+        info = os.lstat(path)
+        sock.listen(_BACKLOG)
+    except OSError:
+        sock.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+    finally:
+        os.rmdir(private)
+    return sock, (info.st_dev, info.st_ino)
+
+
+def _refuse_live_or_foreign(path: str) -> None:
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(info.st_mode):
+        raise SocketError(f"{path} exists and is not a socket; refusing to replace it")
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(path)
+    except OSError:
+        return  # stale: nobody accepts on it; the rename replaces it
+    finally:
+        probe.close()
+    raise SocketError(f"another process is serving {path}")
+
+
+class _Client:
+    def __init__(self, number: int, uid: int, writer: asyncio.StreamWriter) -> None:
+        self.number = number
+        self.uid = uid
+        self.writer = writer
+        self.watching = False
+
+
+class APIServer:
+    """Serves :class:`ClaimService` on the API socket (see the module docstring)."""
+
+    def __init__(self, service: ClaimService, config: DaemonConfig) -> None:
+        self.service = service
+        self.config = config
+        self.clients: set[_Client] = set()
+        self.errors: Counter[str] = Counter()
+        self.requests = 0
+        self.connections = 0
+        self._numbers = itertools.count(1)
+        self._server: asyncio.AbstractServer | None = None
+        self._identity: tuple[int, int] | None = None
+        self._path = os.path.abspath(config.socket)
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> None:
+        sock, self._identity = bind_api_socket(self._path)
+        self._server = await asyncio.start_unix_server(self._accept, sock=sock, backlog=_BACKLOG)
+
+    async def stop(self) -> None:
+        """Stop accepting, close every client, remove the socket file we created."""
+        if self._server is not None:
+            self._server.close()
+        for client in list(self.clients):
+            client.writer.close()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._remove_socket_file()
+
+    def _remove_socket_file(self) -> None:
+        if self._identity is None:
+            return
+        with contextlib.suppress(FileNotFoundError):
+            info = os.lstat(self._path)
+            if (info.st_dev, info.st_ino) == self._identity:
+                os.unlink(self._path)
+        self._identity = None
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "clients": len(self.clients),
+            "connections": self.connections,
+            "requests": self.requests,
+            "errors": dict(self.errors),
+        }
+
+    # ------------------------------------------------------------------ one connection
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        self.connections += 1
+        try:
+            if len(self.clients) >= self.config.max_clients:
+                error = APIError(
+                    ErrorCode.TOO_MANY_CLIENTS,
+                    f"the daemon serves {self.config.max_clients} clients already; try later",
+                )
+                await self._fail(writer, None, error)
+                return
+            client = _Client(next(self._numbers), _peer_uid(writer), writer)
+            self.clients.add(client)
+            try:
+                await self._serve(client, reader)
+            finally:
+                self.clients.discard(client)
+                self.service.unsubscribe(self._watcher(client))
+                self.service.session_closed(client)
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        except Exception:
+            _log.exception("API client failed")
+        finally:
+            writer.close()
+            self._tasks.discard(task)
+
+    async def _serve(self, client: _Client, reader: asyncio.StreamReader) -> None:
+        buffer = bytearray()
+        while True:
+            newline = buffer.find(b"\n")
+            if newline < 0:
+                if len(buffer) >= MAX_LINE_OCTETS:
+                    error = APIError(
+                        ErrorCode.LINE_TOO_LONG, f"request longer than {MAX_LINE_OCTETS} octets"
+                    )
+                    await self._fail(client.writer, None, error)
+                    return
+                timeout = self.config.request_timeout if buffer else None
+                try:
+                    chunk = await asyncio.wait_for(reader.read(65536), timeout)
+                except TimeoutError:
+                    error = APIError(
+                        ErrorCode.TIMEOUT,
+                        f"half a request and no newline for {self.config.request_timeout} s",
+                    )
+                    await self._fail(client.writer, None, error)
+                    return
+                if not chunk:
+                    return
+                buffer += chunk
+                continue
+            line = bytes(buffer[:newline])
+            del buffer[: newline + 1]
+            if len(line) >= MAX_LINE_OCTETS:
+                error = APIError(
+                    ErrorCode.LINE_TOO_LONG, f"request longer than {MAX_LINE_OCTETS} octets"
+                )
+                await self._fail(client.writer, None, error)
+                return
+            if line.strip() and not await self._answer(client, line):
+                return
+
+    async def _answer(self, client: _Client, line: bytes) -> bool:
+        """Handle one request line; false when the connection must close."""
+        self.requests += 1
+        request_id: int | str | None = None
+        try:
+            request = parse_request(line)
+            request_id = request.id
+            result = await self._dispatch(client, request)
+            reply = encode_reply(request_id, result)
+        except APIError as error:
+            if error.request_id is not None:
+                request_id = error.request_id
+            self.errors[error.code.value] += 1
+            reply = encode_error(request_id, error)
+            if error.code is ErrorCode.STOPPING:
+                await self._send(client.writer, reply)
+                return False
+        except Exception as error:
+            _log.exception("API request failed: %r", line[:200])
+            self.errors[ErrorCode.INTERNAL.value] += 1
+            reply = encode_error(
+                request_id, APIError(ErrorCode.INTERNAL, f"internal error: {error}")
+            )
+        await self._send(client.writer, reply)
+        return True
+
+    async def _dispatch(self, client: _Client, request: Request) -> dict[str, Any]:
+        method, params = request.method, request.params
+        if method == "claim":
+            return await self.service.claim(parse_claim_params(params), client.uid, client)
+        if method == "release":
+            claim = params.get("claim")
+            if not isinstance(claim, str):
+                raise APIError(ErrorCode.BAD_PARAMS, "expected 'claim', a claim ID", "claim")
+            released = self.service.release(claim, client.uid)
+            await self.service.persisted()
+            return released
+        _no_params(params)
+        if method == "list":
+            return {"claims": self.service.list_claims()}
+        if method == "status":
+            return self._status()
+        client.watching = True
+        self.service.subscribe(self._watcher(client))
+        return {"watching": True}
+
+    def _status(self) -> dict[str, Any]:
+        service = self.service
+        node_status = service.node.status()
+        states: Counter[str] = Counter(record.state for record in service.claims.values())
+        auth = _auth_status(service.authenticator)
+        return {
+            "version": PROTOCOL_VERSION,
+            "pid": os.getpid(),
+            "device_id": f"{service.node.device_id:016x}",
+            "interfaces": node_status.get("interfaces", []),
+            "claims": dict(states),
+            "counters": node_status,
+            "drops": _drops(node_status) | auth.get("dropped", {}),
+            "api": self.stats(),
+            "events": dict(service.events_sent),
+            "state_write_errors": service.state_write_errors,
+            "restored": list(service.restored.values()),
+            "auth": auth,
+        }
+
+    def _watcher(self, client: _Client) -> Any:
+        return _Watcher(client, self.config.max_client_backlog)
+
+    async def _send(self, writer: asyncio.StreamWriter, line: bytes) -> None:
+        writer.write(line)
+        await writer.drain()
+
+    async def _fail(
+        self, writer: asyncio.StreamWriter, request_id: int | str | None, error: APIError
+    ) -> None:
+        self.errors[error.code.value] += 1
+        with contextlib.suppress(ConnectionError):
+            writer.write(encode_error(request_id, error))
+            await asyncio.wait_for(writer.drain(), 1.0)
+
+
+class _Watcher:
+    """Writes events to a watching client; drops a client whose backlog is too long.
+
+    Equal for the same client, so unsubscribe finds the callback subscribe stored.
+    """
+
+    def __init__(self, client: _Client, backlog: int) -> None:
+        self.client = client
+        self.backlog = backlog
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Watcher) and other.client is self.client
+
+    def __hash__(self) -> int:
+        return hash(self.client.number)
+
+    def __call__(self, name: str, fields: dict[str, Any]) -> None:
+        transport = self.client.writer.transport
+        if transport.is_closing():
+            return
+        if transport.get_write_buffer_size() > self.backlog:
+            _log.warning(
+                "API client %d does not read its events; disconnecting it", self.client.number
+            )
+            transport.abort()
+            return
+        transport.write(encode_event(name, fields))
+
+
+def _peer_uid(writer: asyncio.StreamWriter) -> int:
+    sock = writer.get_extra_info("socket")
+    raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size)
+    _pid, uid, _gid = _PEERCRED.unpack(raw)
+    return int(uid)
+
+
+def _no_params(params: Any) -> None:
+    if params:
+        name = sorted(params)[0]
+        raise APIError(ErrorCode.BAD_PARAMS, f"unknown parameter {name!r}", name)
+
+
+def _drops(node_status: dict[str, Any]) -> dict[str, int]:
+    """Every dropped-datagram count of the node by reason (transport, engine, auth)."""
+    drops: Counter[str] = Counter()
+    for part in ("transport", "engine"):
+        drops.update(node_status.get(part, {}).get("dropped", {}))
+    return dict(drops)
+
+
+def _auth_status(authenticator: Any) -> dict[str, Any]:
+    if authenticator is None:
+        return {"enabled": False}
+    stats = authenticator.stats
+    return {
+        "enabled": True,
+        "send_key_id": authenticator.keys.send_key_id,
+        "key_ids": sorted(authenticator.keys.keys),
+        "sealed": stats.sealed,
+        "accepted": stats.accepted,
+        "new_indices": stats.new_indices,
+        "senders": authenticator.senders,
+        "dropped": {reason.value: count for reason, count in stats.dropped.items()},
+    }

@@ -1,0 +1,470 @@
+"""The claim service: what the API asks of UIAP, kept across restarts and renewed on time.
+
+Between the API server and a UIAP node (:class:`Node`, the transport's ``UIAPNode`` or any
+object with its claim/release/status methods): it names claims with stable IDs, waits for
+their outcome, keeps held claims in the state directory, reclaims them after a restart
+(R flag, UIAP §4.4), renews those the application asked to keep (a reclaim before the
+lifetime ends), and reports every change to the watchers as an event.
+
+Times: the node's engine runs on ``loop.time()``; claims are stored and reported with Unix
+times (``expires``), converted when an outcome arrives, because a monotonic clock does not
+survive a reboot.
+
+References: UIAP §2.1.1, §2.1.2, §2.4.1, §4.4, §4.5.2, §5.1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import secrets
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from uuidkit.daemon.state import StateStore
+from uuidkit.uiap.api import (
+    APIError,
+    ClaimParams,
+    ErrorCode,
+    finite_or_none,
+    parse_claim_params,
+    space_to_json,
+)
+from uuidkit.uiap.domain import DomainID
+from uuidkit.uiap.engine_types import LIFETIME_INFINITE, EngineConfig
+from uuidkit.uiap.events import (
+    ClaimExpired,
+    ClaimFailed,
+    ClaimSucceeded,
+    DeviceIDConflictSuspected,
+    Event,
+)
+from uuidkit.uiap.space import UIDSpace
+
+__all__ = ["ClaimRecord", "ClaimService", "Node"]
+
+_log = logging.getLogger("uuidkit.daemon")
+
+
+class Node(Protocol):
+    """What the service needs of a UIAP node (``uuidkit.net.UIAPNode`` has it)."""
+
+    device_id: int
+
+    async def start(self) -> None: ...
+    async def stop(self) -> None: ...
+    def claim(
+        self,
+        domain: DomainID,
+        space: UIDSpace,
+        lifetime: int,
+        *,
+        reclaim: bool = False,
+        proxy: bool = False,
+    ) -> int: ...
+    def release(self, handle: int) -> None: ...
+    def status(self) -> dict[str, Any]: ...
+    @property
+    def interfaces(self) -> tuple[str, ...]: ...
+
+
+@dataclass(eq=False)
+class ClaimRecord:
+    """One claim the daemon makes or holds for an application."""
+
+    id: str
+    params: ClaimParams
+    owner_uid: int
+    created: float
+    #: claiming, held, renewing (a renewal or an application's reclaim of a held claim),
+    #: reclaiming (after a restart).
+    state: str = "claiming"
+    handle: int | None = None
+    expires: float | None = None
+    outcome: str | None = None
+    session: object | None = None
+    started: float = 0.0
+    waiters: list[asyncio.Future[dict[str, Any]]] = field(default_factory=list)
+    renewal: asyncio.TimerHandle | None = None
+
+    @property
+    def persistent(self) -> bool:
+        return not self.params.release_on_disconnect and self.state != "claiming"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "claim": self.id,
+            "domain": str(self.params.domain),
+            **space_to_json(self.params.space),
+            "state": self.state,
+            "lifetime": self.params.lifetime,
+            "expires": finite_or_none(self.expires),
+            "renew": self.params.renew,
+            "release_on_disconnect": self.params.release_on_disconnect,
+            "owner_uid": self.owner_uid,
+            "created": round(self.created, 6),
+            "outcome": self.outcome,
+        }
+
+
+class ClaimService:
+    """Claims by ID over one node; see the module docstring.
+
+    ``node_factory(on_event)`` makes the node; ``engine_config`` gives the timers used to
+    plan renewals; ``wall_clock`` is Unix seconds (injected for tests).
+    """
+
+    def __init__(
+        self,
+        node_factory: Callable[[Callable[[Event], None]], Node],
+        store: StateStore,
+        engine_config: EngineConfig,
+        *,
+        proxy: bool = False,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.node = node_factory(self._on_event)
+        self.store = store
+        self.engine_config = engine_config
+        self.proxy = proxy
+        self.wall_clock = wall_clock
+        self.claims: dict[str, ClaimRecord] = {}
+        self._by_handle: dict[int, ClaimRecord] = {}
+        self._early: dict[int, Event] = {}
+        self._subscribers: set[Callable[[str, dict[str, Any]], None]] = set()
+        #: Claim ID -> outcome of its reclaim after the last start ("pending" until known).
+        self.restored: dict[str, dict[str, Any]] = {}
+        self.state_write_errors = 0
+        self.events_sent: Counter[str] = Counter()
+        self._interfaces: tuple[str, ...] = ()
+        self._poller: asyncio.TimerHandle | None = None
+        self._stopping = False
+        self._dirty = False
+        self._after_write: list[Callable[[], None]] = []
+        self._writer: asyncio.Task[None] | None = None
+        #: The site-key authenticator, if any (its counters appear in ``status``).
+        self.authenticator: Any = None
+
+    # ------------------------------------------------------------------ life cycle
+
+    async def start(self, saved: dict[str, Any]) -> None:
+        """Start the node, then reclaim every saved claim whose lifetime has not ended."""
+        await self.node.start()
+        self._poll_interfaces()
+        now = self.wall_clock()
+        for entry in saved.get("claims", []):
+            try:
+                self._restore(entry, now)
+            except (KeyError, TypeError, ValueError) as error:
+                _log.error("state: skipping an unreadable claim %r: %s", entry, error)
+        self._save_now()
+
+    def _restore(self, entry: dict[str, Any], now: float) -> None:
+        params = parse_claim_params(entry["params"])
+        expires = entry.get("expires")
+        if expires is not None and float(expires) - now < 1:
+            self.restored[entry["id"]] = {"claim": entry["id"], "result": "expired"}
+            return
+        if params.renew or expires is None:
+            lifetime = params.lifetime
+        else:
+            # UIAP §4.5.2: the lifetime sent MUST NOT be longer than we will defend it.
+            lifetime = math.floor(float(expires) - now)
+        record = ClaimRecord(entry["id"], params, int(entry["owner_uid"]), float(entry["created"]))
+        record.state, record.expires = "reclaiming", expires
+        self.restored[record.id] = {"claim": record.id, "result": "pending"}
+        self.claims[record.id] = record
+        self._run(record, lifetime, reclaim=True)
+
+    async def stop(self) -> None:
+        """Abandon claims in progress (their requests fail with ``stopping``), keep the held
+        ones in the state directory, stop the node."""
+        self._stopping = True
+        if self._poller is not None:
+            self._poller.cancel()
+        for record in list(self.claims.values()):
+            if record.renewal is not None:
+                record.renewal.cancel()
+            if record.state == "claiming" or record.params.release_on_disconnect:
+                self._resolve_error(record, "the daemon is stopping: claim abandoned")
+                self._forget(record)
+            else:
+                self._resolve_error(record, "the daemon is stopping; the claim is kept")
+        if self._writer is not None:
+            await asyncio.gather(self._writer, return_exceptions=True)
+        self._save_now()
+        await self.node.stop()
+
+    # ------------------------------------------------------------------ the API's requests
+
+    async def claim(self, params: ClaimParams, owner_uid: int, session: object) -> dict[str, Any]:
+        """Make a claim and wait for its outcome (the ``claim`` method's result)."""
+        if self._stopping:
+            raise APIError(ErrorCode.STOPPING, "the daemon is stopping")
+        self._check_renewable(params)
+        loop = asyncio.get_running_loop()
+        record = ClaimRecord(secrets.token_hex(8), params, owner_uid, self.wall_clock())
+        record.session = session if params.release_on_disconnect else None
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
+        record.started = loop.time()
+        existing = self._run(record, params.lifetime, reclaim=params.reclaim)
+        target = record if existing is None else existing
+        if existing is not None:
+            existing.started = record.started
+        target.waiters.append(future)
+        self._drain_early(target)
+        return await future
+
+    def _check_renewable(self, params: ClaimParams) -> None:
+        if not params.renew or params.lifetime == LIFETIME_INFINITE:
+            return
+        needed = math.ceil(4 * self._reclaim_seconds())
+        if params.lifetime < needed:
+            raise APIError(
+                ErrorCode.BAD_PARAMS,
+                f"lifetime {params.lifetime} s is too short to renew with these timers "
+                f"(at least {needed} s)",
+                "lifetime",
+            )
+
+    def _reclaim_seconds(self) -> float:
+        config = self.engine_config
+        return config.reclaim_attempts * config.claim_period + config.claim_timeout
+
+    def _run(self, record: ClaimRecord, lifetime: int, *, reclaim: bool) -> ClaimRecord | None:
+        """Start a claim run on the node; returns the record it joined if the node
+        continues a claim this daemon already holds (a reclaim of a held space)."""
+        self._early.clear()
+        handle = self.node.claim(
+            record.params.domain, record.params.space, lifetime, reclaim=reclaim, proxy=self.proxy
+        )
+        joined = self._by_handle.get(handle)
+        if joined is not None and joined is not record:
+            joined.state = "renewing"
+            return joined
+        record.handle = handle
+        self._by_handle[handle] = record
+        self.claims[record.id] = record
+        return None
+
+    def _drain_early(self, record: ClaimRecord) -> None:
+        """Events the node delivered inside ``claim()`` (a local conflict fails at once)."""
+        early, self._early = self._early, {}
+        for event in early.values():
+            self._on_event(event)
+
+    def release(self, claim_id: str, uid: int, *, by: str = "request") -> dict[str, Any]:
+        """Release a claim (its owner or root only)."""
+        record = self.claims.get(claim_id)
+        if record is None:
+            raise APIError(ErrorCode.NOT_FOUND, f"no claim {claim_id[:40]!r}", "claim")
+        if uid not in (0, record.owner_uid):
+            raise APIError(
+                ErrorCode.PERMISSION_DENIED,
+                f"claim {claim_id} belongs to uid {record.owner_uid}; only it or root may "
+                "release it",
+                "claim",
+            )
+        if record.handle is not None:
+            self.node.release(record.handle)
+        self._resolve_error(record, "the claim was released")
+        self._forget(record)
+        self._broadcast("released", {"claim": record.id, "by": by})
+        self._save()
+        return {"released": record.id}
+
+    def session_closed(self, session: object) -> None:
+        """A client disconnected: end its ``release_on_disconnect`` claims."""
+        for record in [r for r in self.claims.values() if r.session is session]:
+            self.release(record.id, 0, by="disconnect")
+
+    def list_claims(self) -> list[dict[str, Any]]:
+        return [record.describe() for record in self.claims.values()]
+
+    def subscribe(self, callback: Callable[[str, dict[str, Any]], None]) -> None:
+        self._subscribers.add(callback)
+
+    def unsubscribe(self, callback: Callable[[str, dict[str, Any]], None]) -> None:
+        self._subscribers.discard(callback)
+
+    # ------------------------------------------------------------------ node events
+
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, ClaimSucceeded | ClaimFailed | ClaimExpired):
+            record = self._by_handle.get(event.claim)
+            if record is None:
+                self._early[event.claim] = event
+                return
+            if isinstance(event, ClaimSucceeded):
+                self._succeeded(record, event)
+            elif isinstance(event, ClaimFailed):
+                self._failed(record, event)
+            else:
+                self._forget(record)
+                self._broadcast("expired", {"claim": record.id})
+                self._save()
+        elif isinstance(event, DeviceIDConflictSuspected):
+            _log.warning("another device may share our device ID (UIAP §9): %s", event)
+
+    def _succeeded(self, record: ClaimRecord, event: ClaimSucceeded) -> None:
+        loop = asyncio.get_running_loop()
+        how = {
+            "claiming": "reclaim" if record.params.reclaim else "claim",
+            "reclaiming": "restart",
+        }.get(record.state, "renewal")
+        if how == "renewal" and record.waiters:
+            how = "reclaim"  # an application re-verified a claim this daemon holds
+        record.state = "held"
+        record.outcome = {"claim": "granted", "renewal": "renewed"}.get(how, "reclaimed")
+        record.expires = (
+            None if event.expires is None else self.wall_clock() + (event.expires - loop.time())
+        )
+        fields = self._fields(record) | {"expires": finite_or_none(record.expires), "how": how}
+        if how == "restart":
+            self.restored[record.id] = {"claim": record.id, "result": "granted"}
+        # A grant is answered once it is on disk: a crash after the reply still reclaims it.
+        result = {"result": "granted", **fields, "reason": None}
+        self._save(then=lambda: self._resolve(record, result))
+        self._broadcast("granted", fields)
+        self._plan_renewal(record, event.expires)
+
+    def _failed(self, record: ClaimRecord, event: ClaimFailed) -> None:
+        was = record.state
+        self._forget(record)
+        fields = self._fields(record) | {"reason": event.reason.value}
+        self._resolve(record, {"result": "denied", **fields, "claim": None, "expires": None})
+        if was == "claiming":
+            self._broadcast("denied", fields)
+            return
+        how = {"reclaiming": "restart", "renewing": "renewal"}.get(was, "reclaim")
+        if how == "renewal" and record.waiters:
+            how = "reclaim"
+        if how == "restart":
+            self.restored[record.id] = {**fields, "result": "collision"}
+        _log.warning("collision on %s of claim %s: %s", how, record.id, event.reason.value)
+        self._broadcast("collision", fields | {"how": how})
+        self._save()
+
+    def _fields(self, record: ClaimRecord) -> dict[str, Any]:
+        return {
+            "claim": record.id,
+            "domain": str(record.params.domain),
+            **space_to_json(record.params.space),
+        }
+
+    def _plan_renewal(self, record: ClaimRecord, engine_expires: float | None) -> None:
+        if not record.params.renew or engine_expires is None:
+            return
+        loop = asyncio.get_running_loop()
+        # Choice: renew halfway through the lifetime, and never later than three reclaim
+        # durations before its end, so a lost first attempt still leaves time.
+        margin = max(record.params.lifetime / 2, 3 * self._reclaim_seconds())
+        record.renewal = loop.call_at(engine_expires - margin, self._renew, record)
+
+    def _renew(self, record: ClaimRecord) -> None:
+        record.renewal = None
+        if self.claims.get(record.id) is not record or record.state != "held":
+            return
+        record.state = "renewing"
+        self._run(record, record.params.lifetime, reclaim=True)
+        self._drain_early(record)
+
+    # ------------------------------------------------------------------ bookkeeping
+
+    def _resolve(self, record: ClaimRecord, result: dict[str, Any]) -> None:
+        loop = asyncio.get_running_loop()
+        for waiter in record.waiters:
+            if not waiter.done():
+                waiter.set_result(result | {"latency": round(loop.time() - record.started, 6)})
+        record.waiters.clear()
+
+    def _resolve_error(self, record: ClaimRecord, message: str) -> None:
+        for waiter in record.waiters:
+            if not waiter.done():
+                waiter.set_exception(APIError(ErrorCode.STOPPING, message))
+        record.waiters.clear()
+
+    def _forget(self, record: ClaimRecord) -> None:
+        if record.renewal is not None:
+            record.renewal.cancel()
+            record.renewal = None
+        self.claims.pop(record.id, None)
+        if record.handle is not None and self._by_handle.get(record.handle) is record:
+            del self._by_handle[record.handle]
+
+    def _broadcast(self, name: str, fields: dict[str, Any]) -> None:
+        self.events_sent[name] += 1
+        for callback in list(self._subscribers):
+            callback(name, fields)
+
+    def _save(self, then: Callable[[], None] | None = None) -> None:
+        """Write the state soon; ``then`` runs once a write that includes this change is
+        on disk. Changes made while a write runs share the next one (group commit), and
+        the write runs in a thread so the loop keeps serving."""
+        self._dirty = True
+        if then is not None:
+            self._after_write.append(then)
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.get_running_loop().create_task(self._write_loop())
+
+    async def persisted(self) -> None:
+        """Return once every change made so far is on disk."""
+        if self._writer is None or self._writer.done():
+            return
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def finished() -> None:
+            if not done.done():
+                done.set_result(None)
+
+        self._after_write.append(finished)
+        await done
+
+    async def _write_loop(self) -> None:
+        while self._dirty or self._after_write:
+            self._dirty = False
+            callbacks, self._after_write = self._after_write, []
+            snapshot = self._snapshot()
+            try:
+                await asyncio.to_thread(self.store.save, snapshot)
+            except OSError as error:
+                self.state_write_errors += 1
+                _log.error("cannot write the state directory: %s", error)
+            for callback in callbacks:
+                callback()
+
+    def _save_now(self) -> None:
+        try:
+            self.store.save(self._snapshot())
+        except OSError as error:
+            self.state_write_errors += 1
+            _log.error("cannot write the state directory: %s", error)
+
+    def _snapshot(self) -> dict[str, Any]:
+        claims = [
+            {
+                "id": r.id,
+                "params": r.params.to_json(),
+                "owner_uid": r.owner_uid,
+                "created": r.created,
+                "expires": r.expires,
+            }
+            for r in self.claims.values()
+            if r.persistent
+        ]
+        return {"device_id": f"{self.node.device_id:016x}", "claims": claims}
+
+    def _poll_interfaces(self) -> None:
+        """Report interfaces the node starts or stops using (checked every second)."""
+        current = tuple(self.node.interfaces)
+        for name in sorted(set(current) - set(self._interfaces)):
+            self._broadcast("interface-up", {"interface": name})
+        for name in sorted(set(self._interfaces) - set(current)):
+            self._broadcast("interface-down", {"interface": name})
+        self._interfaces = current
+        if not self._stopping:
+            self._poller = asyncio.get_running_loop().call_later(1.0, self._poll_interfaces)

@@ -1,0 +1,148 @@
+"""The state directory: the device ID and the held claims, written atomically.
+
+``state.json`` in a directory the daemon owns (created 0700; refused if another user owns
+it or others may write to it, or if it is a symlink). Every write goes to a new temporary
+file with a random name (``O_CREAT | O_EXCL | O_NOFOLLOW``, mode 0600), is fsynced,
+renamed over ``state.json`` and followed by an fsync of the directory: a crash at any
+point leaves either the old state or the new one, never a torn file. The file operations
+are injectable (:class:`FileOps`) so tests can crash a write half way.
+
+References: UIAP §4.1 (the device ID), §4.4 (claims reclaimed after a restart).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from uuidkit.errors import UUIDKitError
+
+__all__ = ["FileOps", "StateError", "StateStore"]
+
+STATE_FILE: Final = "state.json"
+STATE_VERSION: Final = 1
+_TEMP_PREFIX: Final = ".state.json."
+_TEMP_SUFFIX: Final = ".tmp"
+#: Largest state file read, in octets (a corrupt or planted huge file is refused).
+MAX_STATE_OCTETS: Final = 64 * 1024 * 1024
+
+
+class StateError(UUIDKitError):
+    """The state directory or file cannot be used (the message says why)."""
+
+
+@dataclass(slots=True)
+class FileOps:
+    """The system calls a state write makes, replaceable to inject faults in tests."""
+
+    write: Any = field(default=os.write)
+    fsync: Any = field(default=os.fsync)
+    rename: Any = field(default=os.rename)
+
+
+class StateStore:
+    """The daemon's state directory: :meth:`load` once, :meth:`save` after every change."""
+
+    def __init__(self, directory: str, ops: FileOps | None = None) -> None:
+        self.directory = directory
+        self.ops = ops or FileOps()
+        self._dir_fd = self._open_directory(directory)
+
+    def close(self) -> None:
+        if self._dir_fd >= 0:
+            os.close(self._dir_fd)
+            self._dir_fd = -1
+
+    @staticmethod
+    def _open_directory(directory: str) -> int:
+        try:
+            os.mkdir(directory, 0o700)
+        except FileExistsError:
+            pass
+        except OSError as error:
+            raise StateError(
+                f"cannot create state directory {directory}: {error.strerror}"
+            ) from None
+        try:
+            fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError as error:
+            raise StateError(f"cannot open state directory {directory}: {error.strerror}") from None
+        info = os.fstat(fd)
+        if info.st_uid != os.geteuid():
+            os.close(fd)
+            raise StateError(f"state directory {directory} belongs to uid {info.st_uid}")
+        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            os.close(fd)
+            raise StateError(f"state directory {directory} is writable by others")
+        return fd
+
+    def load(self) -> dict[str, Any]:
+        """The saved state (``{}`` when there is none yet); :class:`StateError` if unusable."""
+        self._remove_own_temporaries()
+        try:
+            fd = os.open(
+                STATE_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=self._dir_fd
+            )
+        except FileNotFoundError:
+            return {}
+        except OSError as error:
+            raise StateError(f"cannot open {self.path}: {error.strerror}") from None
+        with os.fdopen(fd, "rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                raise StateError(f"{self.path} is not a regular file")
+            data = file.read(MAX_STATE_OCTETS + 1)
+        if len(data) > MAX_STATE_OCTETS:
+            raise StateError(f"{self.path} is larger than {MAX_STATE_OCTETS} octets")
+        try:
+            state = json.loads(data)
+        except ValueError as error:
+            raise StateError(f"{self.path} is not JSON: {error}") from None
+        if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
+            raise StateError(f"{self.path} is not a version {STATE_VERSION} state file")
+        return state
+
+    @property
+    def path(self) -> str:
+        return os.path.join(self.directory, STATE_FILE)
+
+    def save(self, state: Mapping[str, Any]) -> None:
+        """Replace the state atomically: temp file, fsync, rename, fsync the directory."""
+        data = json.dumps({**state, "version": STATE_VERSION}, sort_keys=True).encode()
+        temp = f"{_TEMP_PREFIX}{secrets.token_hex(8)}{_TEMP_SUFFIX}"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(temp, flags, 0o600, dir_fd=self._dir_fd)
+        renamed = False
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[self.ops.write(fd, view) :]
+            # The data must be on disk before the rename makes it the state, or a crash
+            # could leave a renamed but empty file.
+            self.ops.fsync(fd)
+            os.close(fd)
+            fd = -1
+            self.ops.rename(temp, STATE_FILE, src_dir_fd=self._dir_fd, dst_dir_fd=self._dir_fd)
+            renamed = True
+            # The rename itself is durable only once the directory is.
+            self.ops.fsync(self._dir_fd)
+        finally:
+            if fd >= 0:
+                os.close(fd)
+            if not renamed:
+                # Only the file this call created, by its random name.
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(temp, dir_fd=self._dir_fd)
+
+    def _remove_own_temporaries(self) -> None:
+        """Temporary files a crashed earlier run of the daemon left in its own directory."""
+        for name in os.listdir(self._dir_fd):
+            if name.startswith(_TEMP_PREFIX) and name.endswith(_TEMP_SUFFIX):
+                middle = name[len(_TEMP_PREFIX) : -len(_TEMP_SUFFIX)]
+                if len(middle) == 16 and all(c in "0123456789abcdef" for c in middle):
+                    os.unlink(name, dir_fd=self._dir_fd)

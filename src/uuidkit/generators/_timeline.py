@@ -1,0 +1,228 @@
+"""The one policy engine of every time-based generator: where in time the next value goes.
+
+A generator reads its clock as a *tick* (v7: a millisecond, or a fraction of one with
+Method 3; v1/v6: one clock interval of ``clock_resolution_ns``; time-based v8: one
+``tick_ns``) and counts values within a tick. :class:`Timeline` decides, for every reading
+that differs from the current tick, and for every exhausted counter, what happens next,
+under the policies of :class:`~uuidkit.generators.ClockRegression` and
+:class:`~uuidkit.generators.CounterOverflow` and one bound, ``ahead_ticks``: how far the
+stamped tick may run ahead of the clock.
+
+The answer is one of three moves:
+
+- :data:`SAME`: keep the current tick and keep counting;
+- :data:`NEW`: a later tick: reseed the counter (values keep increasing);
+- :data:`RESTART`: an earlier tick, at the clock: reseed the counter *and* accept values
+  below the earlier ones (v1/v6 also change the clock sequence, RFC 9562 §5.1 MUST).
+
+Clock regression (the reading is below the highest earlier reading):
+
+======== ============================================================================
+KEEP     keep the tick while it is at most ``ahead_ticks`` ahead of the clock; further
+         ahead (the clock was corrected by more than the bound), RESTART at the clock.
+RESEED   as KEEP, but RESTART as soon as the clock is more than ``window_ticks`` below
+         its highest reading.
+RAISE    :class:`~uuidkit.ClockRegressionError` with the state unchanged while the
+         tick is within the bound, so the values resume when the clock returns; beyond
+         the bound it raises once more and the next value RESTARTs at the clock.
+======== ============================================================================
+
+A reading below the current tick but not below the highest reading is no regression: the
+tick was moved ahead by ADVANCE, and the generator keeps counting (within the bound).
+
+Counter overflow (every value of the tick is used):
+
+======== ============================================================================
+ADVANCE  NEW at the next tick, if that stays within ``ahead_ticks`` of the clock;
+         otherwise :class:`~uuidkit.CounterOverflowError` (never unbounded run-ahead).
+WAIT     sleep until the clock reaches a later tick, bounded by a monotonic deadline.
+RAISE    :class:`~uuidkit.CounterOverflowError`, state unchanged.
+======== ============================================================================
+
+The timeline holds no counter, no randomness and no lock: the caller holds its lock around
+every call, and :meth:`Timeline.reset` forgets everything in a forked child.
+
+References: RFC 9562 §6.1 (clock regression, Error Handling), §6.2 (Counter Rollover
+Handling, Monotonic Error Checking); RFC 4122 §4.2.1.2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+from uuidkit.errors import ClockRegressionError, CounterOverflowError, GeneratorError
+from uuidkit.generators._policy import (
+    Clock,
+    ClockRegression,
+    CounterOverflow,
+    Sleep,
+    wait_for_clock,
+)
+
+__all__ = ["DEFAULT_MAX_AHEAD_MS", "NEW", "RESTART", "SAME", "Timeline"]
+
+#: Default bound on how far ahead of the clock a generator's values may run, in
+#: milliseconds: more than a leap second or an NTP step, far less than a wrong year.
+DEFAULT_MAX_AHEAD_MS: Final = 10_000
+
+#: Keep the current tick and keep counting.
+SAME: Final = 0
+#: A later tick: reseed the counter.
+NEW: Final = 1
+#: An earlier tick at the clock: reseed, and accept values below the earlier ones.
+RESTART: Final = 2
+
+
+class Timeline:
+    """The current tick of one generator and the policies that move it (see the module).
+
+    ``tick`` is the tick values are stamped with (``-1`` before the first value);
+    ``clock_tick`` is the highest tick read from the clock.
+
+    References: RFC 9562 §6.1, §6.2.
+    """
+
+    __slots__ = (
+        "_ahead",
+        "_clock",
+        "_max_tick",
+        "_max_wait_ns",
+        "_monotonic_ns",
+        "_overflow",
+        "_regression",
+        "_sleep_ns",
+        "_step",
+        "_tick_ns",
+        "_ticks_of",
+        "_window",
+        "clock_tick",
+        "exhausted",
+        "restart_pending",
+        "tick",
+        "unit",
+    )
+
+    def __init__(
+        self,
+        *,
+        overflow: CounterOverflow,
+        regression: ClockRegression,
+        window_ticks: int,
+        ahead_ticks: int,
+        max_tick: int,
+        tick_ns: int,
+        ticks_of: Callable[[int], int],
+        clock: Clock,
+        sleep_ns: Sleep,
+        monotonic_ns: Clock,
+        max_wait_ns: int,
+        unit: str,
+        exhausted: str,
+        step: int = 1,
+    ) -> None:
+        self._overflow = overflow
+        self._regression = regression
+        self._window = window_ticks
+        self._ahead = ahead_ticks
+        self._max_tick = max_tick
+        self._tick_ns = tick_ns
+        self._ticks_of = ticks_of
+        self._clock = clock
+        self._sleep_ns = sleep_ns
+        self._monotonic_ns = monotonic_ns
+        self._max_wait_ns = max_wait_ns
+        self._step = step
+        #: What one tick is, for messages ("ms", "100 ns ticks", ...).
+        self.unit = unit
+        #: What an exhausted tick means, for the overflow message.
+        self.exhausted = exhausted
+        self.tick = -1
+        self.clock_tick = -1
+        self.restart_pending = False
+
+    def reset(self) -> None:
+        """Forget the current tick and every reading (a forked child starts afresh).
+
+        References: RFC 9562 §6.9.
+        """
+        self.tick = self.clock_tick = -1
+        self.restart_pending = False
+
+    def reading(self, now_tick: int) -> int:
+        """The move for a clock reading of ``now_tick`` (call it when it differs from ``tick``).
+
+        References: RFC 9562 §6.2 "Monotonic Error Checking".
+        """
+        if now_tick > self.tick:
+            return self._start(now_tick, NEW)
+        if now_tick == self.tick:
+            return SAME
+        if self.restart_pending:
+            return self._start(now_tick, RESTART)
+        if now_tick >= self.clock_tick:
+            # Behind a tick that ADVANCE moved ahead: the clock has not gone back.
+            self.clock_tick = now_tick
+            return SAME
+        ahead = self.tick - now_tick
+        if self._regression is ClockRegression.RAISE:
+            self._raise_regression(now_tick, ahead)
+        if ahead > self._ahead or (
+            self._regression is ClockRegression.RESEED and self.clock_tick - now_tick > self._window
+        ):
+            return self._start(now_tick, RESTART)
+        return SAME
+
+    def overflow(self, now_tick: int) -> int:
+        """The move when every value of the current tick is used; the clock reads ``now_tick``.
+
+        Returns :data:`NEW` or raises :class:`~uuidkit.CounterOverflowError`.
+
+        References: RFC 9562 §6.1 ("MUST NOT knowingly return duplicate values due to a
+        counter rollover"), §6.2 "Counter Rollover Handling"; RFC 4122 §4.2.1.2.
+        """
+        policy = self._overflow
+        if policy is CounterOverflow.ADVANCE:
+            following = self.tick + self._step
+            if following - max(now_tick, self.clock_tick) > self._ahead:
+                raise CounterOverflowError(
+                    f"{self.exhausted}: ADVANCE would stamp tick {following}, more than "
+                    f"{self._ahead} {self.unit} ahead of the clock (the run-ahead bound)"
+                )
+            return self._start(following, NEW, from_clock=False)
+        if policy is CounterOverflow.RAISE:
+            raise CounterOverflowError(f"{self.exhausted} (tick {self.tick}); policy RAISE")
+        now_ns = wait_for_clock(
+            self._clock,
+            self._sleep_ns,
+            self._monotonic_ns,
+            self._ticks_of,
+            self.tick,
+            self._max_wait_ns,
+            self._tick_ns,
+        )
+        return self._start(self._ticks_of(now_ns), NEW)
+
+    def _start(self, tick: int, move: int, *, from_clock: bool = True) -> int:
+        if tick > self._max_tick:
+            raise GeneratorError(
+                f"timestamp: tick {tick} does not fit the field (at most {self._max_tick})"
+            )
+        self.tick = tick
+        if from_clock and (move == RESTART or tick > self.clock_tick):
+            self.clock_tick = tick
+        self.restart_pending = False
+        return move
+
+    def _raise_regression(self, now_tick: int, ahead: int) -> None:
+        behind = self.clock_tick - now_tick
+        detail = (
+            f"clock went back {behind} {self.unit} below its highest reading "
+            f"(tick {self.clock_tick}); policy RAISE"
+        )
+        if ahead > self._ahead:
+            # The clock was corrected by more than the run-ahead bound: rather than raise
+            # until it has caught up (possibly a year), restart at the clock next time.
+            self.restart_pending = True
+            detail += f"; beyond the {self._ahead} {self.unit} bound: the next value restarts"
+        raise ClockRegressionError(detail)

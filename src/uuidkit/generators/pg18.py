@@ -1,0 +1,148 @@
+"""UUIDv7 exactly as PostgreSQL 18's ``uuidv7()`` makes it, so keys made in the application and
+in the server interleave in time order.
+
+PostgreSQL 18 (``src/backend/utils/adt/uuid.c``: ``get_real_time_ns_ascending`` and
+``generate_uuidv7``) lays out a UUIDv7 with RFC 9562 §6.2 Method 3, 12 fraction bits and no
+counter::
+
+    unix_ts_ms = ns / 10**6                                  (48 bits)
+    rand_a     = (ns % 10**6) * 2**12 / 10**6                (12 bits, integer division)
+    rand_b     = 62 bits from the CSPRNG (pg_strong_random)
+
+where ``ns`` is the Unix time in nanoseconds from ``clock_gettime(CLOCK_REALTIME)``, forced
+to move forward by at least ``SUBMS_MINIMAL_STEP_NS`` per call in each backend::
+
+    SUBMS_MINIMAL_STEP_NS = 10**6 / 2**12 + 1 = 245 ns
+    if previous_ns + 245 >= ns: ns = previous_ns + 245
+    previous_ns = ns
+
+245 ns is just over one 12-bit step (10**6 / 4096 = 244.14 ns), so each call's
+``(unix_ts_ms, rand_a)`` is strictly greater than the previous one's: the sequence of one
+backend (here: one generator) is strictly increasing whatever the random bits are. Under a
+burst the timestamp runs ahead of the clock by 245 ns per UUID, as PostgreSQL's does.
+
+PostgreSQL builds for macOS and Windows use 10-bit steps (977 ns) and mix two random bits into
+the fraction because their clocks have microsecond resolution; this module reproduces the
+nanosecond-clock platforms (Linux, the BSDs), which is what a Linux server produces.
+
+References: RFC 9562 §5.7, §6.2 (Method 3), §6.9; PostgreSQL 18 ``uuidv7()``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Final
+from uuid import UUID
+
+from uuidkit import _system
+from uuidkit._bits import MASK_62, pack_frame
+from uuidkit._construct import from_int_unchecked
+from uuidkit.errors import GeneratorError, InvalidField
+from uuidkit.generators._policy import Clock, RandomBytes, register_for_fork
+
+__all__ = [
+    "PG18_MINIMAL_STEP_NS",
+    "PG18_SUBMS_BITS",
+    "PG18V7Generator",
+    "build_v7_pg18",
+    "uuid7_pg18",
+]
+
+_NS_PER_MS: Final = 1_000_000
+#: PostgreSQL 18 ``SUBMS_BITS``: the sub-millisecond fraction fills all 12 bits of rand_a.
+PG18_SUBMS_BITS: Final = 12
+#: PostgreSQL 18 ``SUBMS_MINIMAL_STEP_NS`` on nanosecond-clock platforms: 10**6 // 4096 + 1.
+PG18_MINIMAL_STEP_NS: Final = _NS_PER_MS // (1 << PG18_SUBMS_BITS) + 1
+_MAX_NS: Final = (1 << 48) * _NS_PER_MS - 1
+
+
+def pg18_fields(unix_ns: int) -> tuple[int, int]:
+    """``(unix_ts_ms, rand_a)`` of PostgreSQL 18's ``generate_uuidv7(ns)``.
+
+    References: RFC 9562 §6.2 Method 3; PostgreSQL 18 ``generate_uuidv7``.
+    """
+    unix_ts_ms, sub_ms_ns = divmod(unix_ns, _NS_PER_MS)
+    return unix_ts_ms, (sub_ms_ns << PG18_SUBMS_BITS) // _NS_PER_MS
+
+
+def build_v7_pg18(unix_ns: int, rand_b: int) -> UUID:
+    """The UUIDv7 PostgreSQL 18 makes at ``unix_ns`` (nanoseconds) with these 62 random bits.
+
+    >>> build_v7_pg18(1_700_000_000_123_456_789, 0)
+    UUID('018bcfe5-687b-774f-8000-000000000000')
+
+    References: RFC 9562 §5.7, §6.2 Method 3; PostgreSQL 18 ``generate_uuidv7``.
+    """
+    if type(unix_ns) is not int or not 0 <= unix_ns <= _MAX_NS:
+        raise InvalidField(f"unix_ns: expected an int in [0, {_MAX_NS}], found {unix_ns!r}")
+    if type(rand_b) is not int or not 0 <= rand_b <= MASK_62:
+        raise InvalidField(f"rand_b: expected an int in [0, 2**62), found {rand_b!r}", "rand_b")
+    unix_ts_ms, rand_a = pg18_fields(unix_ns)
+    return from_int_unchecked(pack_frame(7, unix_ts_ms, rand_a, rand_b))
+
+
+class PG18V7Generator:
+    """Thread-safe, fork-safe UUIDv7 generator with PostgreSQL 18's layout and step.
+
+    One generator is one PostgreSQL backend: its ``previous_ns`` makes every value strictly
+    greater than the one before (see the module docstring). In a forked child the state is
+    forgotten and the lock replaced, as a new backend starts with ``previous_ns = 0``; the
+    random bits come from the CSPRNG for every value (RFC 9562 §6.9).
+
+    References: RFC 9562 §6.2 Method 3, §6.9; PostgreSQL 18 ``get_real_time_ns_ascending``.
+    """
+
+    __slots__ = ("__weakref__", "_clock", "_lock", "_previous_ns", "_random_bytes")
+
+    def __init__(
+        self,
+        *,
+        clock: Clock = _system.system_clock_ns,
+        random_bytes: RandomBytes = _system.random_bytes,
+    ) -> None:
+        self._clock = clock
+        self._random_bytes = random_bytes
+        self._lock = threading.Lock()
+        self._previous_ns = 0
+        register_for_fork(self)
+
+    def next_ns(self) -> int:
+        """The nanosecond time of the next value (PostgreSQL's ``get_real_time_ns_ascending``).
+
+        References: PostgreSQL 18 ``get_real_time_ns_ascending``.
+        """
+        with self._lock:
+            ns = self._clock()
+            # PostgreSQL 18: "Guarantee the minimal step advancement of the timestamp".
+            if self._previous_ns + PG18_MINIMAL_STEP_NS >= ns:
+                ns = self._previous_ns + PG18_MINIMAL_STEP_NS
+            self._previous_ns = ns
+        if ns > _MAX_NS:
+            raise GeneratorError(f"unix_ts_ms: {ns // _NS_PER_MS} does not fit 48 bits")
+        return ns
+
+    def __call__(self) -> UUID:
+        """A new UUIDv7, strictly greater than the previous one from this generator.
+
+        References: RFC 9562 §5.7, §6.2 Method 3.
+        """
+        ns = self.next_ns()
+        rand_b = int.from_bytes(self._random_bytes(8), "big") & MASK_62
+        return build_v7_pg18(ns, rand_b)
+
+    def reset_after_fork(self) -> None:
+        """Start over as a new backend does (run in a forked child).
+
+        References: RFC 9562 §6.9.
+        """
+        self._lock = threading.Lock()
+        self._previous_ns = 0
+
+
+#: The generator behind :func:`uuid7_pg18`.
+DEFAULT_PG18_V7: Final = PG18V7Generator()
+
+#: A new UUIDv7 laid out as PostgreSQL 18's ``uuidv7()`` lays it out.
+#: References: RFC 9562 §6.2 Method 3; PostgreSQL 18 ``uuidv7()``.
+uuid7_pg18: Final[Callable[[], UUID]] = DEFAULT_PG18_V7.__call__

@@ -1,0 +1,233 @@
+"""The daemon end to end on an in-process site: API, claims, restarts, renewal, merges.
+
+References: UIAP §2.1.1, §2.1.2, §2.4.1, §4.4, §4.5.2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from daemon_site import DOMAIN, WAIT_S, next_event, running
+
+from uuidkit.uiap.api import APIError, ErrorCode
+from uuidkit.uiap.space import UIDSpace
+
+X = UIDSpace.unique(b"\x2a")
+Y = UIDSpace.unique(b"\x2b")
+
+
+def test_three_daemons_claim_deny_list_status_release(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running(tmp_path, ["a", "b", "c"]) as (_, hosts):
+            a, b = hosts["a"].client(), hosts["b"].client()
+            granted = await a.claim(DOMAIN, X, 60)
+            assert granted.granted and granted.claim is not None and granted.expires
+            # UIAP §2.4.2: the holder denies the same space from another host.
+            denied = await b.claim(DOMAIN, X, 60)
+            assert (denied.granted, denied.reason, denied.claim) == (False, "denied", None)
+            assert (await hosts["c"].client().claim(DOMAIN, Y, 60)).granted
+            [listed] = await a.list_claims()
+            assert (listed["claim"], listed["state"], listed["uid"]) == (
+                granted.claim,
+                "held",
+                "2a",
+            )
+            status = await a.status()
+            assert status["claims"] == {"held": 1}
+            assert status["counters"]["engine"]["denied"] >= 1
+            assert status["version"] == 1 and len(status["device_id"]) == 16
+            # Release ends the defense: the same space is now granted elsewhere.
+            await a.release(granted.claim)
+            assert await a.list_claims() == []
+            assert (await b.claim(DOMAIN, X, 60)).granted
+            for client in (a, b):
+                await client.close()
+
+    asyncio.run(main())
+
+
+def test_restart_reclaims_and_reports_a_collision(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running(tmp_path, ["a", "b"]) as (_, hosts):
+            a = hosts["a"].client()
+            kept = await a.claim(DOMAIN, X, 600)
+            lost = await a.claim(DOMAIN, Y, 600)
+            await a.close()
+            hosts["a"].crash()
+            # Meanwhile nobody defends Y: another host claims it (UIAP §2.1.2).
+            assert (await hosts["b"].client().claim(DOMAIN, Y, 600)).granted
+            await hosts["a"].start()
+            a = hosts["a"].client()
+            status = await a.status()
+            while any(entry["result"] == "pending" for entry in status["restored"]):
+                await asyncio.sleep(0.01)
+                status = await a.status()
+            outcomes = {entry["claim"]: entry["result"] for entry in status["restored"]}
+            # §4.4: the restart reclaims; B's Claim-Deny turns Y into a collision.
+            assert outcomes == {kept.claim: "granted", lost.claim: "collision"}
+            [held] = await a.list_claims()
+            assert (held["claim"], held["state"], held["outcome"]) == (
+                kept.claim,
+                "held",
+                "reclaimed",
+            )
+            assert held["expires"] == pytest.approx(kept.expires, abs=2.0)
+            assert status["device_id"] == (await a.status())["device_id"]
+            await a.close()
+
+    asyncio.run(main())
+
+
+def test_the_device_id_survives_a_restart(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running(tmp_path, ["a"]) as (_, hosts):
+            before = (await hosts["a"].client().status())["device_id"]
+            await hosts["a"].stop()
+            await hosts["a"].start()
+            assert (await hosts["a"].client().status())["device_id"] == before
+
+    asyncio.run(main())
+
+
+def test_renewal_keeps_a_short_claim_for_several_lifetimes(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running(tmp_path, ["a", "b"]) as (_, hosts):
+            a = hosts["a"].client()
+            events = a.watch()
+            result = await a.claim(DOMAIN, X, 1, renew=True)
+            assert result.granted
+            renewals = 0
+            while renewals < 3:  # three lifetimes of 1 s
+                event = await next_event(
+                    events, lambda e: e.name in ("granted", "expired", "collision"), "renewal"
+                )
+                assert event.name == "granted", event
+                renewals += event.fields["how"] == "renewal"
+            [held] = await a.list_claims()
+            assert (held["state"], held["outcome"]) in {
+                ("held", "renewed"),
+                ("renewing", "renewed"),
+            }
+            assert not (await hosts["b"].client().claim(DOMAIN, X, 60)).granted
+            await events.aclose()
+            await a.close()
+
+    asyncio.run(main())
+
+
+def test_without_renewal_a_claim_expires(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running(tmp_path, ["a"]) as (_, hosts):
+            a = hosts["a"].client()
+            events = a.watch()
+            result = await a.claim(DOMAIN, X, 1)
+            event = await next_event(events, lambda e: e.name == "expired", "expiry")
+            assert event.fields == {"claim": result.claim}
+            assert await a.list_claims() == []
+            await events.aclose()
+
+    asyncio.run(main())
+
+
+def test_a_partition_and_merge_makes_the_renewal_fail(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running(tmp_path, ["a", "b"]) as (site, hosts):
+            site.partition([site.nodes[0]], [site.nodes[1]])
+            a, b = hosts["a"].client(), hosts["b"].client()
+            events = a.watch()
+            mine = await a.claim(DOMAIN, X, 2, renew=True)
+            # Each side sees no conflict: both are granted (UIAP §2.1.2).
+            assert mine.granted and (await b.claim(DOMAIN, X, 600)).granted
+            site.merge()
+            event = await next_event(events, lambda e: e.name == "collision", "a collision")
+            assert event.fields["claim"] == mine.claim
+            assert (event.fields["how"], event.fields["reason"]) == ("renewal", "denied")
+            assert await a.list_claims() == []
+            await events.aclose()
+
+    asyncio.run(main())
+
+
+def test_local_conflict_and_release_rules(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running(tmp_path, ["a"]) as (_, hosts):
+            a = hosts["a"].client()
+            held = await a.claim(DOMAIN, UIDSpace.range(b"\x00", b"\x10"), 60)
+            conflict = await a.claim(DOMAIN, UIDSpace.unique(b"\x05"), 60)
+            assert (conflict.granted, conflict.reason) == (False, "local-conflict")
+            # An application's reclaim of a held space re-verifies that claim (§4.4).
+            again = await a.claim(DOMAIN, UIDSpace.range(b"\x00", b"\x10"), 60, reclaim=True)
+            assert (again.granted, again.claim) == (True, held.claim)
+            with pytest.raises(APIError) as caught:
+                await a.release("0000000000000000")
+            assert caught.value.code is ErrorCode.NOT_FOUND
+            with pytest.raises(APIError) as caught:
+                await a.claim(DOMAIN, X, 0 + 0, renew=True)
+            assert (caught.value.code, caught.value.field) == (ErrorCode.BAD_PARAMS, "lifetime")
+
+    asyncio.run(main())
+
+
+def test_release_on_disconnect(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running(tmp_path, ["a"]) as (_, hosts):
+            session, observer = hosts["a"].client(), hosts["a"].client()
+            assert (await session.claim(DOMAIN, X, 60, release_on_disconnect=True)).granted
+            assert len(await observer.list_claims()) == 1
+            state = json.loads((hosts["a"].directory / "state" / "state.json").read_text())
+            assert state["claims"] == []  # a session's claim is not kept across restarts
+            await session.close()
+            for _ in range(int(WAIT_S / 0.01)):
+                if not await observer.list_claims():
+                    break
+                await asyncio.sleep(0.01)
+            assert await observer.list_claims() == []
+
+    asyncio.run(main())
+
+
+def test_stop_abandons_claims_in_progress(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running(tmp_path, ["a"], claim_period=5.0, claim_timeout=5.0) as (_, hosts):
+            pending = asyncio.create_task(hosts["a"].client().claim(DOMAIN, X, 60))
+            await asyncio.sleep(0.2)
+            await hosts["a"].stop()
+            with pytest.raises(APIError) as caught:
+                await pending
+            assert caught.value.code is ErrorCode.STOPPING
+            assert "abandoned" in str(caught.value)
+            assert not Path(hosts["a"].socket).exists()
+
+    asyncio.run(main())
+
+
+def test_a_reply_means_the_state_is_on_disk(tmp_path: Path) -> None:
+    """A granted claim is in state.json before the reply, a released one gone before its
+    reply: a crash right after either reply restarts with what the application was told."""
+
+    async def main() -> None:
+        async with running(tmp_path, ["a"]) as (_, hosts):
+            state = hosts["a"].directory / "state" / "state.json"
+            a = hosts["a"].client()
+            results = await asyncio.gather(
+                *(a.claim(DOMAIN, UIDSpace.unique(bytes([n])), 60) for n in range(1))
+            )
+            clients = [hosts["a"].client() for _ in range(10)]
+            results += await asyncio.gather(
+                *(
+                    c.claim(DOMAIN, UIDSpace.unique(bytes([9, n])), 60)
+                    for n, c in enumerate(clients)
+                )
+            )
+            saved = {claim["id"] for claim in json.loads(state.read_text())["claims"]}
+            assert saved == {result.claim for result in results}
+            await a.release(str(results[0].claim))
+            saved = {claim["id"] for claim in json.loads(state.read_text())["claims"]}
+            assert results[0].claim not in saved and len(saved) == 10
+            for client in (a, *clients):
+                await client.close()
+
+    asyncio.run(main())

@@ -1,0 +1,284 @@
+"""The daemon's parts on their own: state directory, configuration, key file, sd_notify."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from daemon_site import running
+
+from uuidkit.daemon.config import ConfigError, DaemonConfig, load_config
+from uuidkit.daemon.keys import read_key_file
+from uuidkit.daemon.notify import notify, notify_address
+from uuidkit.daemon.state import FileOps, StateError, StateStore
+from uuidkit.uiap.auth import AuthError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# ---------------------------------------------------------------------- state directory
+
+
+class Crash(Exception):
+    """A fault injected half way through a state write."""
+
+
+def test_a_crash_mid_write_leaves_the_old_state(tmp_path: Path) -> None:
+    store = StateStore(str(tmp_path / "state"))
+    store.save({"claims": ["old"]})
+
+    def half_write(fd: int, data: memoryview) -> int:
+        os.write(fd, data[: len(data) // 2])
+        raise Crash("power lost")
+
+    store.ops = FileOps(write=half_write)
+    with pytest.raises(Crash):
+        store.save({"claims": ["new", "x" * 1000]})
+    assert StateStore(str(tmp_path / "state")).load()["claims"] == ["old"]
+    assert sorted(os.listdir(tmp_path / "state")) == ["state.json"]
+
+
+def test_a_crash_before_the_rename_leaves_the_old_state(tmp_path: Path) -> None:
+    store = StateStore(str(tmp_path / "state"))
+    store.save({"claims": ["old"]})
+
+    def no_rename(*args: Any, **kwargs: Any) -> None:
+        raise Crash("killed before rename")
+
+    store.ops = FileOps(rename=no_rename)
+    with pytest.raises(Crash):
+        store.save({"claims": ["new"]})
+    assert store.load()["claims"] == ["old"]
+
+
+def test_file_then_rename_then_directory_are_synced(tmp_path: Path) -> None:
+    """The order that makes a write durable and atomic: fsync(file), rename, fsync(dir)."""
+    calls: list[str] = []
+    store = StateStore(str(tmp_path / "state"))
+    directory_fd = store._dir_fd
+
+    def fsync(fd: int) -> None:
+        calls.append("fsync-dir" if fd == directory_fd else "fsync-file")
+        os.fsync(fd)
+
+    def rename(*args: Any, **kwargs: Any) -> None:
+        calls.append("rename")
+        os.rename(*args, **kwargs)
+
+    store.ops = FileOps(fsync=fsync, rename=rename)
+    store.save({"claims": []})
+    assert calls == ["fsync-file", "rename", "fsync-dir"]
+
+
+def test_leftover_temporaries_of_a_killed_run_are_removed_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    directory = tmp_path / "state"
+    store = StateStore(str(directory))
+    store.save({"claims": []})
+    (directory / ".state.json.0123456789abcdef.tmp").write_text("torn")
+    (directory / "notes.txt").write_text("not ours")
+    (directory / ".state.json.evil.tmp").write_text("not our pattern")
+    store.load()
+    assert sorted(os.listdir(directory)) == [".state.json.evil.tmp", "notes.txt", "state.json"]
+
+
+def test_state_files_are_private_and_never_follow_symlinks(tmp_path: Path) -> None:
+    directory = tmp_path / "state"
+    store = StateStore(str(directory))
+    store.save({"claims": []})
+    assert (
+        directory.stat().st_mode & 0o777,
+        (directory / "state.json").stat().st_mode & 0o777,
+    ) == (
+        0o700,
+        0o600,
+    )
+    target = tmp_path / "elsewhere.json"
+    target.write_text('{"version": 1, "claims": ["planted"]}')
+    os.unlink(directory / "state.json")
+    os.symlink(target, directory / "state.json")
+    with pytest.raises(StateError):
+        store.load()
+    linked = tmp_path / "linked"
+    os.symlink(directory, linked)
+    with pytest.raises(StateError):
+        StateStore(str(linked))
+    wide = tmp_path / "wide"
+    wide.mkdir(mode=0o777)
+    os.chmod(wide, 0o777)
+    with pytest.raises(StateError, match="writable by others"):
+        StateStore(str(wide))
+
+
+@pytest.mark.parametrize("content", ["not json", '{"version": 7}', "[1]"])
+def test_unusable_state_is_an_error_not_a_crash(tmp_path: Path, content: str) -> None:
+    directory = tmp_path / "state"
+    store = StateStore(str(directory))
+    (directory / "state.json").write_text(content)
+    with pytest.raises(StateError):
+        store.load()
+
+
+# ---------------------------------------------------------------------- configuration
+
+
+def test_toml_then_flags(tmp_path: Path) -> None:
+    path = tmp_path / "uiapd.toml"
+    path.write_text('socket = "/tmp/x.sock"\nclaim_period = 1\ninterfaces = ["e0", "e1"]\n')
+    config = load_config(str(path), {"claim_period": 0.25, "port": None})
+    assert config == DaemonConfig(socket="/tmp/x.sock", claim_period=0.25, interfaces=("e0", "e1"))
+
+
+@pytest.mark.parametrize(
+    ("toml", "key"),
+    [
+        ("colour = 1", "colour"),
+        ("claim_period = -1", "claim_period"),
+        ('claim_period = "fast"', "claim_period"),
+        ("port = 70000", "port"),
+        ("port = 1022", "reply_port"),
+        ("ipv4 = 1", "ipv4"),
+        ('interfaces = "e0"', "interfaces"),
+        ("max_clients = 0", "max_clients"),
+        ('log_level = "loud"', "log_level"),
+        ("this is not toml", "config"),
+    ],
+)
+def test_a_bad_setting_names_its_key(tmp_path: Path, toml: str, key: str) -> None:
+    path = tmp_path / "uiapd.toml"
+    path.write_text(toml)
+    with pytest.raises(ConfigError) as caught:
+        load_config(str(path), {})
+    assert caught.value.key == key
+    assert f"'{key}'" in str(caught.value)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "uuidkit", "uiap", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        timeout=60,
+    )
+
+
+def test_the_command_line_says_one_line_and_exits_2(tmp_path: Path) -> None:
+    done = _cli("daemon", "--claim-period", "-3", "--state-dir", str(tmp_path))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "'claim_period'" in done.stderr
+    done = _cli("daemon", "--config", str(tmp_path / "missing.toml"))
+    assert (done.returncode, done.stderr.count("\n")) == (2, 1)
+    key_file = tmp_path / "site.key"
+    key_file.write_text("1 " + "ab" * 32)
+    os.chmod(key_file, 0o644)
+    done = _cli(
+        "daemon",
+        "--key-file",
+        str(key_file),
+        "--state-dir",
+        str(tmp_path / "s"),
+        "--socket",
+        str(tmp_path / "s.sock"),
+    )
+    assert done.returncode == 2 and "'key_file'" in done.stderr and "chmod 600" in done.stderr
+
+
+def test_the_claim_command_without_a_daemon(tmp_path: Path) -> None:
+    sock = str(tmp_path / "none.sock")
+    done = _cli("claim", "--socket", sock, "--domain", "0fff:0:1:0", "--uid", "01")
+    assert done.returncode == 2 and "cannot reach the UIAP daemon" in done.stderr
+    done = _cli("claim", "--socket", sock, "--domain", "0fff:0:1:0", "--uid", "0z")
+    assert done.returncode == 2 and "UID space" in done.stderr
+    done = _cli("claim", "--socket", sock, "--domain", "nope", "--uid", "01")
+    assert done.returncode == 2
+    for command in ("list", "status", "watch"):
+        assert _cli(command, "--socket", sock).returncode == 2
+
+
+# ---------------------------------------------------------------------- key file
+
+
+def test_key_file_permissions(tmp_path: Path) -> None:
+    path = tmp_path / "site.key"
+    path.write_text("1 " + "ab" * 32 + " send\n")
+    for mode in (0o640, 0o604, 0o620):
+        os.chmod(path, mode)
+        with pytest.raises(AuthError, match="others may read it"):
+            read_key_file(str(path))
+    os.chmod(path, 0o600)
+    assert read_key_file(str(path)).send_key_id == 1
+    link = tmp_path / "link.key"
+    os.symlink(path, link)
+    with pytest.raises(AuthError):
+        read_key_file(str(link))
+    with pytest.raises(AuthError, match="not a regular file"):
+        read_key_file(str(tmp_path))
+    path.write_text("1 short\n")
+    with pytest.raises(AuthError, match="line 1"):
+        read_key_file(str(path))
+
+
+# ---------------------------------------------------------------------- sd_notify
+
+
+def test_notify_addresses() -> None:
+    assert notify_address("@uiapd/notify") == b"\0uiapd/notify"
+    assert notify_address("/run/systemd/notify") == "/run/systemd/notify"
+    assert notify_address(None) is None and notify_address("vsock:2:1") is None
+    assert notify("READY=1", {}) is None
+
+
+@pytest.mark.parametrize("abstract", [False, True])
+def test_ready_and_stopping_reach_the_service_manager(tmp_path: Path, abstract: bool) -> None:
+    manager = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    if abstract:
+        name = f"uuidkit-test-{os.getpid()}-{id(manager)}"
+        manager.bind(b"\0" + name.encode())
+        environ = {"NOTIFY_SOCKET": "@" + name}
+    else:
+        manager.bind(str(tmp_path / "notify"))
+        environ = {"NOTIFY_SOCKET": str(tmp_path / "notify")}
+    manager.settimeout(10)
+
+    async def main() -> None:
+        async with running(tmp_path, []) as (site, _):
+            from daemon_site import Host
+
+            host = Host(site, tmp_path, "a")
+            await host.start(environ=environ)
+            ready = manager.recv(4096).decode()
+            assert ready.startswith("READY=1\nSTATUS=serving")
+            await host.stop()
+            assert manager.recv(4096).decode().startswith("STOPPING=1")
+
+    asyncio.run(main())
+    manager.close()
+
+
+def test_reload_changes_limits_and_keeps_what_needs_a_restart(tmp_path: Path) -> None:
+    path = tmp_path / "uiapd.toml"
+    path.write_text("max_clients = 5\n")
+
+    async def main() -> None:
+        async with running(tmp_path, ["a"]) as (_, hosts):
+            daemon = hosts["a"].daemon
+            assert daemon is not None and daemon.server is not None
+            daemon.config_path = str(path)
+            daemon.overrides = dict(hosts["a"].settings)
+            path.write_text("max_clients = 7\nclaim_period = 3.0\n")
+            daemon.overrides.pop("claim_period")
+            daemon.reload()
+            assert daemon.server.config.max_clients == 7
+            assert daemon.server.config.claim_period == 0.02  # needs a restart
+            path.write_text("max_clients = -1\n")
+            daemon.reload()  # refused: the running configuration stays
+            assert daemon.server.config.max_clients == 7
+
+    asyncio.run(main())

@@ -1,0 +1,128 @@
+"""The daemon on a real network: one process per namespace, the API over Unix sockets.
+
+References: UIAP §2.1.1, §2.1.2, §2.4.1, §4.4, §7.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from daemon_process import DOMAIN, DaemonProcess
+from netns_topology import Network
+
+from uuidkit.uiap.space import UIDSpace
+
+
+@contextlib.contextmanager
+def daemons(
+    network: Network, tmp_path: Path, hosts: list[str], **extra: tuple[str, ...]
+) -> Iterator[dict[str, DaemonProcess]]:
+    for host in hosts:
+        network.add_host(host)
+    network.segment(hosts)
+    started = {host: DaemonProcess(network, host, tmp_path, *extra.get(host, ())) for host in hosts}
+    try:
+        for process in started.values():
+            process.start()
+        yield started
+    finally:
+        for process in started.values():
+            process.close()
+
+
+def test_three_hosts_through_the_command_line(network: Network, tmp_path: Path) -> None:
+    with daemons(network, tmp_path, ["a", "b", "c"]) as hosts:
+        status, granted = hosts["a"].cli_json("claim", "--domain", DOMAIN, "--uid", "2a")
+        assert (status, granted["result"]) == (0, "granted")
+        assert granted["claim"] and granted["expires"] and granted["latency"] > 0
+        # UIAP §2.4.2: another host asking for the same space is denied (exit 1).
+        status, denied = hosts["b"].cli_json("claim", "--domain", DOMAIN, "--uid", "2a")
+        assert (status, denied["result"], denied["reason"]) == (1, "denied", "denied")
+        assert hosts["c"].cli("claim", "--domain", DOMAIN, "--uid", "2b").returncode == 0
+        status, listed = hosts["a"].cli_json("list")
+        assert [(c["claim"], c["uid"], c["state"]) for c in listed] == [
+            (granted["claim"], "2a", "held")
+        ]
+        _, about = hosts["a"].cli_json("status")
+        assert [i["name"] for i in about["interfaces"] if i["participating"]] == ["e0"]
+        assert about["counters"]["engine"]["denied"] >= 1 and about["claims"] == {"held": 1}
+        # Release ends the defense.
+        assert hosts["a"].cli("release", granted["claim"]).returncode == 0
+        assert hosts["b"].cli("claim", "--domain", DOMAIN, "--uid", "2a").returncode == 0
+        # SIGTERM: a clean stop that removes the socket file.
+        assert hosts["c"].stop() == 0
+        assert not os.path.exists(hosts["c"].socket)
+
+
+def test_sigkill_then_restart_reclaims_and_reports_a_collision(
+    network: Network, tmp_path: Path
+) -> None:
+    with daemons(network, tmp_path, ["a", "b"]) as hosts:
+        with hosts["a"].client() as a:
+            kept = a.claim(DOMAIN, UIDSpace.unique(b"\x01"), 600)
+            lost = a.claim(DOMAIN, UIDSpace.unique(b"\x02"), 600)
+        assert kept.granted and lost.granted
+        hosts["a"].kill()  # SIGKILL: nothing saved on the way out, the socket file stays
+        with hosts["b"].client() as b:
+            assert b.claim(DOMAIN, UIDSpace.unique(b"\x02"), 600).granted
+        hosts["a"].start()
+        with hosts["a"].client() as a:
+            restored = a.status()["restored"]
+            while any(entry["result"] == "pending" for entry in restored):
+                restored = a.status()["restored"]
+            outcomes = {entry["claim"]: entry["result"] for entry in restored}
+            # UIAP §4.4: reclaimed with R; B's Claim-Deny makes the second a collision.
+            assert outcomes == {kept.claim: "granted", lost.claim: "collision"}
+            assert [claim["claim"] for claim in a.list_claims()] == [kept.claim]
+
+
+def test_partition_and_merge_fail_a_renewal(network: Network, tmp_path: Path) -> None:
+    with daemons(network, tmp_path, ["a", "b"]) as hosts, hosts["a"].client() as a:
+        events = a.watch()
+        network.set_link("sw1", "p1", up=False)  # b's port on the bridge
+        mine = a.claim(DOMAIN, UIDSpace.unique(b"\x07"), 2, renew=True)
+        with hosts["b"].client() as b:
+            # UIAP §2.1.2: each side is unique on its own, so both are granted.
+            assert mine.granted and b.claim(DOMAIN, UIDSpace.unique(b"\x07"), 600).granted
+        network.set_link("sw1", "p1", up=True)
+        for event in events:
+            if event.name == "collision":
+                break
+        assert (event.fields["claim"], event.fields["how"]) == (mine.claim, "renewal")
+        events.close()
+
+
+def test_site_key_on_the_network(network: Network, tmp_path: Path) -> None:
+    key = tmp_path / "site.key"
+    key.write_text("1 " + "5a" * 32 + " send\n")
+    os.chmod(key, 0o600)
+    with_key = ("--key-file", str(key))
+    with daemons(network, tmp_path, ["a", "b", "c"], a=with_key, b=with_key) as hosts:
+        a, b, c = (hosts[name].client() for name in "abc")
+        assert a.claim(DOMAIN, UIDSpace.unique(b"\x11"), 60).granted
+        assert not b.claim(DOMAIN, UIDSpace.unique(b"\x11"), 60).granted
+        # Without the key: not defended against, and unable to deny.
+        assert c.claim(DOMAIN, UIDSpace.unique(b"\x11"), 60).granted
+        assert c.claim(DOMAIN, UIDSpace.unique(b"\x12"), 60).granted
+        assert a.claim(DOMAIN, UIDSpace.unique(b"\x12"), 60).granted
+        assert a.status()["drops"].get("auth-missing", 0) >= 1
+        for client in (a, b, c):
+            client.close()
+
+
+@pytest.mark.parametrize("flag", ["--interface"])
+def test_a_missing_interface_is_one_line_and_status_2(
+    network: Network, tmp_path: Path, flag: str
+) -> None:
+    network.add_host("a")
+    process = DaemonProcess(network, "a", tmp_path, flag, "nosuch0")
+    try:
+        with pytest.raises(RuntimeError, match="'interfaces'"):
+            process.start()
+        assert process.process is not None and process.process.returncode == 2
+    finally:
+        process.close()
