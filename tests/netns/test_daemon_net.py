@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -53,6 +54,11 @@ def test_three_hosts_through_the_command_line(network: Network, tmp_path: Path) 
         # Release ends the defense.
         assert hosts["a"].cli("release", granted["claim"]).returncode == 0
         assert hosts["b"].cli("claim", "--domain", DOMAIN, "--uid", "2a").returncode == 0
+        # SIGHUP reloads (and says so to the service manager); the daemon keeps serving.
+        hosts["c"].signal(signal.SIGHUP)
+        assert hosts["c"].notified() == "RELOADING=1"
+        assert hosts["c"].notified() == "READY=1"
+        assert hosts["c"].cli("list").returncode == 0
         # SIGTERM: a clean stop that removes the socket file.
         assert hosts["c"].stop() == 0
         assert not os.path.exists(hosts["c"].socket)
