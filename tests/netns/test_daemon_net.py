@@ -132,3 +132,25 @@ def test_a_missing_interface_is_one_line_and_status_2(
         assert process.process is not None and process.process.returncode == 2
     finally:
         process.close()
+
+
+def test_ipv4_with_unprivileged_ports(network: Network, tmp_path: Path) -> None:
+    """UIAP §2.3 "could equally be implemented over IPv4": the daemon's --ipv4 and ports."""
+    flags = ("--ipv4", "--port", "41121", "--reply-port", "41122")
+    for host in ("a", "b"):
+        network.add_host(host)
+    network.segment(["a", "b"])
+    for number, host in enumerate(("a", "b"), start=1):
+        network.add_ipv4(host, "e0", f"169.254.9.{number}/16")
+    processes = {host: DaemonProcess(network, host, tmp_path, *flags) for host in ("a", "b")}
+    try:
+        for process in processes.values():
+            process.start()
+        with processes["a"].client() as a, processes["b"].client() as b:
+            assert a.claim(DOMAIN, UIDSpace.unique(b"\x44"), 60).granted
+            assert not b.claim(DOMAIN, UIDSpace.unique(b"\x44"), 60).granted
+            status = a.status()["counters"]
+            assert (status["family"], status["port"]) == ("ipv4", 41121)
+    finally:
+        for process in processes.values():
+            process.close()
