@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from uuidkit.encodings import SCHEMES, decode
 from uuidkit.errors import UUIDKitError
 from uuidkit.format import (
     FORMAT_STYLES,
@@ -74,8 +75,21 @@ def test_unknown_style_lists_the_styles() -> None:
         format_uuid(FIGURE_1, "base64")
     assert str(caught.value) == (
         "unknown format style 'base64': expected one of "
-        "hyphenated, upper, urn, braced, hex, int, bytes_le"
+        "hyphenated, upper, urn, braced, hex, int, bytes_le, base32-crockford, base32hex, "
+        "base32, base64url, base58btc, base62, typeid"
     )
+
+
+@pytest.mark.parametrize(
+    ("style", "expected"),
+    [
+        ("base58btc", "Xe22UfxT3rxcKJEAfL5373"),  # Bitcoin's Base58 of the integer
+        ("base32hex", "V0EKVBJTTG8T19R502GCI7JBUO"),  # the uuidrev draft's §3 example
+        ("base64url", "-B1Prn3sEdCnZQCgyR5r9g"),  # the same, without its '=='
+    ],
+)
+def test_short_encodings_are_styles(style: str, expected: str) -> None:
+    assert format_uuid(FIGURE_1, style) == expected
 
 
 @pytest.mark.parametrize("style", [["hex"], None, b"hex"])
@@ -97,4 +111,7 @@ def test_every_form_reads_back(value: int) -> None:
     assert from_bytes_le(to_bytes_le(u)) == u
     assert from_int(int(format_uuid(u, "int"))) == u
     assert from_bytes_le(bytes.fromhex(format_uuid(u, "bytes_le"))) == u
-    assert set(FORMAT_STYLES) == {"hyphenated", "upper", "urn", "braced", "hex", "int", "bytes_le"}
+    text_styles = {"hyphenated", "upper", "urn", "braced", "hex", "int", "bytes_le"}
+    assert set(FORMAT_STYLES) == text_styles | set(SCHEMES)
+    for scheme in SCHEMES:
+        assert decode(format_uuid(u, scheme), scheme) == u

@@ -7,6 +7,11 @@
   the embedded time in ISO 8601 UTC (``--json``: one JSON object per line).
 * ``uuidkit convert UUID... [--to-version 1|6] [--from text|int|bytes_le] [--format STYLE]``.
 
+Every ``--format`` (``convert --to`` is the same option) also takes the short encodings of
+:mod:`uuidkit.encodings` (``base32-crockford``, ``base32hex``, ``base32``, ``base64url``,
+``base58btc``, ``base62``, ``typeid`` with ``--prefix``), and ``inspect``/``convert --from``
+read them.
+
 A ``UUID`` argument of ``-`` reads one UUID per line of stdin: ``uuidkit gen -n 3 | uuidkit
 inspect -``.
 
@@ -27,6 +32,7 @@ from typing import Any, Final
 from uuid import UUID
 
 import uuidkit
+from uuidkit.encodings import SCHEMES, decode, encode
 from uuidkit.errors import UUIDKitError
 from uuidkit.fields import Variant, fields, is_max, is_nil, timestamp_ns, variant, version
 from uuidkit.format import FORMAT_STYLES, format_uuid
@@ -76,6 +82,9 @@ VERSION_LABELS: Final = {
 _FRACTION_DIGITS: Final = {1: 7, 6: 7, 7: 3}
 _NAME_VERSIONS: Final = (3, 5, 8)
 _NS_PER_S: Final = 1_000_000_000
+#: How ``inspect`` and ``convert`` read their input: UUID text, or an integer/byte form, or a
+#: short encoding.
+SOURCES: Final = ["text", "int", "bytes_le", *SCHEMES]
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -91,11 +100,13 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     gen.add_argument("--name", help="the name to hash (versions 3 and 5; 8 with --hash)")
     gen.add_argument("--hash", choices=list(NAME_HASHES), help="hash of a name-based v8")
     gen.add_argument("--format", choices=styles, default="hyphenated")
+    gen.add_argument("--prefix", help="the TypeID type prefix for --format typeid")
     gen.set_defaults(handler=gen_command)
 
     inspect = subparsers.add_parser("inspect", help="decode variant, version, fields and time")
     inspect.add_argument("uuids", nargs="+", metavar="UUID", help="UUIDs; - reads lines of stdin")
     inspect.add_argument("--json", action="store_true", help="one JSON object per line")
+    inspect.add_argument("--from", dest="source", choices=SOURCES, default="text")
     inspect.set_defaults(handler=inspect_command)
 
     convert = subparsers.add_parser("convert", help="convert v1 <-> v6 and between formats")
@@ -104,11 +115,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     convert.add_argument(
         "--from",
         dest="source",
-        choices=["text", "int", "bytes_le"],
+        choices=SOURCES,
         default="text",
         help="how the input is written (default: text)",
     )
-    convert.add_argument("--format", choices=styles, default="hyphenated")
+    convert.add_argument("--format", "--to", choices=styles, default="hyphenated")
+    convert.add_argument("--prefix", help="the TypeID type prefix for --format typeid")
     convert.set_defaults(handler=convert_command)
 
 
@@ -135,8 +147,8 @@ def gen_command(args: argparse.Namespace) -> int:
     if args.count < 1:
         raise UUIDKitError(f"--count: expected a positive number, found {args.count}")
     make = _generator(args)
-    style = args.format
-    print("\n".join(format_uuid(make(), style) for _ in range(args.count)))
+    style = _style(args)
+    print("\n".join(style(make()) for _ in range(args.count)))
     return 0
 
 
@@ -199,7 +211,7 @@ def inspect_command(args: argparse.Namespace) -> int:
 
     References: RFC 9562 §4.1, §4.2, §5.
     """
-    descriptions = [describe(parse(text)) for text in _inputs(args.uuids)]
+    descriptions = [describe(_read(text, args.source)) for text in _inputs(args.uuids)]
     if args.json:
         for description in descriptions:
             print(json.dumps(description))
@@ -277,11 +289,25 @@ def convert_command(args: argparse.Namespace) -> int:
         values = [v1_to_v6(value) for value in values]
     elif args.to_version == 1:
         values = [v6_to_v1(value) for value in values]
-    print("\n".join(format_uuid(value, args.format) for value in values))
+    style = _style(args)
+    print("\n".join(style(value) for value in values))
     return 0
 
 
+def _style(args: argparse.Namespace) -> Callable[[UUID], str]:
+    """``--format`` as a function, with ``--prefix`` for TypeID."""
+    if args.prefix is None:
+        return lambda value: format_uuid(value, args.format)
+    if args.format != "typeid":
+        raise UUIDKitError(f"--prefix: only with --format typeid, not {args.format}")
+    prefix: str = args.prefix
+    encode(uuidkit.NIL, "typeid", prefix=prefix)  # a bad prefix fails before any output
+    return lambda value: encode(value, "typeid", prefix=prefix)
+
+
 def _read(text: str, source: str) -> UUID:
+    if source in SCHEMES:
+        return decode(text, source)
     if source == "int":
         if not text.isascii() or not text.isdigit():
             raise UUIDKitError(f"--from int: expected a decimal integer, found {text!r}")
