@@ -1,6 +1,6 @@
 """Generator speed, as ratios measured in the same run (never asserted in tests).
 
-Targets (issue 3): thread-safe monotonic ``uuid7()`` <= 0.50x stdlib ``uuid.uuid4()``; bulk
+Targets: thread-safe monotonic ``uuid7()`` <= 0.50x stdlib ``uuid.uuid4()``; bulk
 ``generate(1_000_000)`` <= 0.15x the per-UUID time of calling ``uuid7()`` a million times;
 a shared state file within 2x of the in-process generator when blocks are large.
 

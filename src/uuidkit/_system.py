@@ -1,7 +1,7 @@
 """The one module that reads the system clock and the system entropy.
 
 Everything else in uuidkit takes a clock (``() -> int`` of Unix-epoch nanoseconds) and a
-random source as arguments, so tests control both (DESIGN.md "Two clocks, injected").
+random source as arguments, so tests control both.
 
 Randomness comes from the operating system's CSPRNG (:func:`os.urandom`), never from
 :mod:`random` (RFC 9562 §6.9: "Implementations SHOULD utilize a cryptographically secure

@@ -33,12 +33,24 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return status, captured.out, captured.err
 
 
-def fails(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
-    """Run ``argv``, expect exit status 2 with nothing on stdout; return the stderr line."""
-    status, out, err = run(capsys, *argv)
-    assert (status, out) == (2, "")
+def fails(capsys: pytest.CaptureFixture[str], *argv: str, out: str = "") -> str:
+    """Run ``argv``, expect exit status 2 and ``out`` on stdout; return the stderr line."""
+    status, stdout, err = run(capsys, *argv)
+    assert (status, stdout) == (2, out)
     assert err.count("\n") == 1 and err.startswith("uuidkit: error: ")
     return err.removeprefix("uuidkit: error: ").rstrip("\n")
+
+
+def usage_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """Run ``argv``, expect a usage error: exit status 2, the usage line, then the message."""
+    with pytest.raises(SystemExit) as caught:
+        main(list(argv))
+    captured = capsys.readouterr()
+    assert (caught.value.code, captured.out) == (2, "")
+    lines = captured.err.splitlines()
+    assert lines[0].startswith("usage: uuidkit") and "Traceback" not in captured.err
+    assert lines[-1].startswith("uuidkit: error: ")
+    return lines[-1].removeprefix("uuidkit: error: ")
 
 
 # --- no arguments -------------------------------------------------------------------------------
@@ -86,10 +98,12 @@ def test_gen_defaults_to_one_v7(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        (["-v", "5", "--name", "www.example.com"], A4_V5),  # Appendix A.4, default namespace DNS
+        (["-v", "5", "--namespace", "dns", "--name", "www.example.com"], A4_V5),  # Appendix A.4
         (["-v", "5", "--namespace", "DNS", "--name", "www.example.com"], A4_V5),
-        (["-v", "8", "--name", "www.example.com", "--hash", "sha256"], B2_V8),  # Appendix B.2
-        (["-v", "8", "--name", "www.example.com"], B2_V8),
+        # The standard library CLI's spellings: -u uuid5, @dns, -N NAME.
+        (["-u", "uuid5", "--namespace", "@dns", "-N", "www.example.com"], A4_V5),
+        (["-v", "8", "--namespace", "dns", "--name", "www.example.com", "--hash", "sha256"], B2_V8),
+        (["-v", "8", "--namespace", "@DNS", "--name", "www.example.com"], B2_V8),  # Appendix B.2
         (
             ["-v", "3", "--namespace", "url", "--name", "https://example.org/"],
             str(uuid.uuid3(uuid.NAMESPACE_URL, "https://example.org/")),
@@ -114,8 +128,17 @@ def test_gen_name_based(capsys: pytest.CaptureFixture[str], argv: list[str], exp
 
 
 def test_gen_name_based_repeats_the_same_value(capsys: pytest.CaptureFixture[str]) -> None:
-    _, out, _ = run(capsys, "gen", "-v", "5", "--name", "www.example.com", "-n", "2")
+    _, out, _ = run(capsys, "gen", "-v5", "--namespace=dns", "--name=www.example.com", "-n", "2")
     assert out == f"{A4_V5}\n{A4_V5}\n"
+
+
+def test_the_standard_library_count_spelling(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run(capsys, "gen", "-u", "uuid5", "--namespace", "@url", "-N", "x", "-C", "2")
+    expected = str(uuid.uuid5(uuid.NAMESPACE_URL, "x"))
+    assert out == f"{expected}\n{expected}\n"
+    status, out, _ = run(capsys, "gen", "-u", "uuid7", "-C", "3")
+    assert status == 0 and {uuid.UUID(line).version for line in out.splitlines()} == {7}
+    assert len(out.splitlines()) == 3
 
 
 @pytest.mark.parametrize(
@@ -130,38 +153,35 @@ def test_gen_name_based_repeats_the_same_value(capsys: pytest.CaptureFixture[str
     ],
 )
 def test_gen_format(capsys: pytest.CaptureFixture[str], style: str, expected: str) -> None:
-    _, out, _ = run(capsys, "gen", "-v", "5", "--name", "www.example.com", "--format", style)
+    argv = ["-v", "5", "--namespace", "dns", "--name", "www.example.com", "--format", style]
+    _, out, _ = run(capsys, "gen", *argv)
     assert out == expected + "\n"
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["-v", "3"], "version 3 is name-based: give --name"),
-        (["-v", "5", "--namespace", "dns"], "version 5 is name-based: give --name"),
-        (["-v", "4", "--name", "x"], "--name/--namespace: not used by version 4"),
-        (["-v", "7", "--namespace", "dns"], "--name/--namespace: not used by version 7"),
-        (
-            ["-v", "5", "--name", "x", "--hash", "sha512"],
-            "--hash: only for a name-based version 8, not version 5",
-        ),
-        (
-            ["-v", "8", "--hash", "sha512"],
-            "--hash/--namespace: a name-based version 8 needs --name",
-        ),
-        (
-            ["-v", "8", "--namespace", "url"],
-            "--hash/--namespace: a name-based version 8 needs --name",
-        ),
-        (["-n", "0"], "--count: expected a positive number, found 0"),
+        (["-v", "3"], "version 3 is name-based: give both --namespace and --name"),
+        (["-v", "3", "--name", "x"], "version 3 is name-based: give both --namespace and --name"),
+        (["-v", "5", "--namespace", "dns"], "version 5 is name-based: give both"),
+        (["-v", "4", "--name", "x"], "--name/--namespace/--hash: not used by version 4"),
+        (["-v", "7", "--namespace", "dns"], "--name/--namespace/--hash: not used by version 7"),
+        (["-v", "5", "--namespace", "dns", "--name", "x", "--hash", "sha512"], "--hash: only"),
+        (["-v", "8", "--hash", "sha512"], "version 8 with --name/--hash is name-based: give both"),
+        (["-v", "8", "--name", "x"], "version 8 with --name/--hash is name-based: give both"),
+        (["-n", "0"], "argument -n/-C/--count: expected a positive integer, found '0'"),
+        (["-C", "x"], "argument -n/-C/--count: expected a positive integer, found 'x'"),
+        (["-u", "uuid2"], "argument -u/--uuid: expected one of uuid1, uuid3, uuid4, uuid5, "),
         (
             ["-v", "5", "--namespace", "6ba7b810-9dad-11d1-80b4-00c04fd430cz", "--name", "x"],
-            "invalid character 'z' at 35",
+            "argument --namespace: expected dns, url, oid, x500 (or @dns ...) or a UUID, found "
+            "'6ba7b810-9dad-11d1-80b4-00c04fd430cz': invalid character 'z' at 35",
         ),
+        (["-v", "5", "--namespace", "@nope", "--name", "x"], "argument --namespace: expected"),
     ],
 )
 def test_gen_bad_input(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
-    assert fails(capsys, "gen", *argv) == message
+    assert usage_error(capsys, "gen", *argv).startswith(message)
 
 
 # --- inspect ------------------------------------------------------------------------------------
@@ -234,13 +254,16 @@ def test_inspect_v7_beyond_year_9999(capsys: pytest.CaptureFixture[str]) -> None
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("nope", "invalid character 'n' at 0"),
-        (A1_V1 + "0", "group 4: expected 12 hex digits, found 13"),
-        ("{" + A1_V1, "missing closing brace '}' at 37"),
+        ("nope", "argument 2 'nope': invalid character 'n' at 0"),
+        (A1_V1 + "0", f"argument 2 '{A1_V1}0': group 4: expected 12 hex digits, found 13"),
+        ("{" + A1_V1, "argument 2 '{" + A1_V1 + "': missing closing brace '}' at 37"),
     ],
 )
-def test_inspect_bad_input(capsys: pytest.CaptureFixture[str], text: str, message: str) -> None:
-    assert fails(capsys, "inspect", A1_V1, text) == message
+def test_inspect_bad_input_names_the_argument(
+    capsys: pytest.CaptureFixture[str], text: str, message: str
+) -> None:
+    good = run(capsys, "inspect", A1_V1)[1]
+    assert fails(capsys, "inspect", A1_V1, text, out=good).startswith(message)
 
 
 def test_dash_reads_lines_of_stdin(
@@ -250,8 +273,30 @@ def test_dash_reads_lines_of_stdin(
     status, out, _ = run(capsys, "inspect", "--json", "-", A6_V7)
     versions = [json.loads(line)["version"] for line in out.splitlines()]
     assert (status, versions) == (0, [1, 6, 7])
-    monkeypatch.setattr(sys, "stdin", io.StringIO(f" {A1_V1}\n"))
-    assert fails(capsys, "convert", "-") == "invalid character ' ' at 0"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(f"{A1_V1}\n\n {A1_V1}\n"))
+    message = fails(capsys, "convert", "-", out=A1_V1 + "\n")
+    assert message == f"stdin line 3 ' {A1_V1}': invalid character ' ' at 0"
+
+
+@pytest.mark.parametrize("command", ["inspect", "convert"])
+def test_empty_stdin_prints_nothing(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    assert run(capsys, command, "-") == (0, "", "")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n\r\n"))
+    assert run(capsys, command, "-") == (0, "", "")
+
+
+def test_non_utf8_stdin_names_the_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stdin = io.TextIOWrapper(io.BytesIO(A1_V1.encode() + b"\n\xff" + A1_V1[1:].encode()))
+    monkeypatch.setattr(sys, "stdin", stdin)
+    message = fails(capsys, "convert", "-", out=A1_V1 + "\n")
+    assert message.startswith("stdin line 2 '\\udcff") and message.endswith(
+        "invalid character '\\udcff' at 0"
+    )
 
 
 # --- convert ------------------------------------------------------------------------------------
@@ -277,22 +322,22 @@ def test_convert_between_formats(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--to-version", "6", A3_V4], f"expected a version 1 UUID, found {A3_V4} (version 4)"),
-        (["--to-version", "1", A1_V1], f"expected a version 6 UUID, found {A1_V1} (version 1)"),
-        (["--from", "int", "-5"], "--from int: expected a decimal integer, found '-5'"),
-        (["--from", "int", str(1 << 128)], f"int: expected 0 <= int < 2**128, found {1 << 128}"),
         (
-            ["--from", "int", "1" + "0" * 5000],
-            "--from int: expected 0 <= int < 2**128, found 5001 digits",
+            ["--to-version", "6", A3_V4],
+            f"argument 1 '{A3_V4}': expected a version 1 UUID, found {A3_V4} (version 4)",
         ),
-        (["--from", "bytes_le", "zz"], "--from bytes_le: expected 32 hex digits, found 'zz'"),
-        (["--from", "bytes_le", "00"], "bytes_le: expected 16 bytes, found 1"),
+        (["--to-version", "1", A1_V1], "argument 1 '"),
+        (["--from", "int", "-5"], "argument 1 '-5': --from int: expected a decimal integer"),
+        (["--from", "int", str(1 << 128)], "argument 1 '3402823669209384634633746074317682"),
+        (["--from", "int", "1" + "0" * 5000], "argument 1 '" + "1" + "0" * 42 + "...': --from int"),
+        (["--from", "bytes_le", "zz"], "argument 1 'zz': --from bytes_le: expected 32 hex digits"),
+        (["--from", "bytes_le", "00"], "argument 1 '00': bytes_le: expected 16 bytes, found 1"),
     ],
 )
 def test_convert_bad_input(
     capsys: pytest.CaptureFixture[str], argv: list[str], message: str
 ) -> None:
-    assert fails(capsys, "convert", *argv) == message
+    assert fails(capsys, "convert", *argv).startswith(message)
 
 
 @pytest.mark.parametrize(
@@ -307,12 +352,5 @@ def test_convert_bad_input(
 def test_usage_errors_exit_2_without_traceback(
     capsys: pytest.CaptureFixture[str], argv: list[str], reason: str
 ) -> None:
-    # One line naming the reason (the usage stays behind --help), exit status 2.
-    with pytest.raises(SystemExit) as caught:
-        main(argv)
-    err = capsys.readouterr().err
-    assert caught.value.code == 2
-    assert len(err.splitlines()) == 1
-    assert err.startswith("uuidkit")
-    assert reason in err
-    assert "Traceback" not in err
+    # The usage line, then one "uuidkit: error:" line naming the reason; exit status 2.
+    assert reason in usage_error(capsys, *argv)

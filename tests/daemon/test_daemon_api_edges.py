@@ -57,6 +57,12 @@ async def _exchange(path: str, data: bytes, *, replies: int = 1) -> list[dict[st
             "domain",
         ),
         (b'{"id": 6, "method": "release", "params": {}}\n', "bad-params", "claim"),
+        # A right-justified domain (J = 1) has no prefixes (UIAP §3.2.2): refused, not a crash.
+        (
+            b'{"id": 7, "method": "claim", "params": {"domain": "0fff:0:1:80", "prefix": "01"}}\n',
+            "bad-params",
+            None,
+        ),
     ],
 )
 def test_bad_requests_get_typed_errors_and_the_connection_stays(

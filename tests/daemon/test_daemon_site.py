@@ -13,6 +13,7 @@ import pytest
 from daemon_site import DOMAIN, WAIT_S, next_event, running
 
 from uuidkit.uiap.api import APIError, ErrorCode
+from uuidkit.uiap.events import ClaimLost, LossReason
 from uuidkit.uiap.space import UIDSpace
 
 X = UIDSpace.unique(b"\x2a")
@@ -229,5 +230,61 @@ def test_a_reply_means_the_state_is_on_disk(tmp_path: Path) -> None:
             assert results[0].claim not in saved and len(saved) == 10
             for client in (a, *clients):
                 await client.close()
+
+    asyncio.run(main())
+
+
+def test_interface_down_and_up_are_events(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running(tmp_path, ["a"]) as (site, hosts):
+            events = hosts["a"].client().watch()
+            first = asyncio.create_task(
+                next_event(events, lambda e: e.name.startswith("interface"), "down")
+            )
+            daemon = hosts["a"].daemon
+            assert daemon is not None and daemon.service is not None
+            service = daemon.service
+            while not service._subscribers:  # the watch request has arrived
+                await asyncio.sleep(0.01)
+            site.nodes[0].link_up = False
+            down = await first
+            site.nodes[0].link_up = True
+            up = await next_event(events, lambda e: e.name.startswith("interface"), "up")
+            assert (down.name, down.fields, up.name) == (
+                "interface-down",
+                {"interface": "site0"},
+                "interface-up",
+            )
+            await events.aclose()
+
+    asyncio.run(main())
+
+
+def test_a_lost_announcement_is_a_collision(tmp_path: Path) -> None:
+    """The engine's ClaimLost (a denied proxy-defense announcement, UIAP §5.1) ends the
+    claim and reaches the application as a collision."""
+
+    async def main() -> None:
+        async with running(tmp_path, ["a"]) as (_, hosts):
+            a = hosts["a"].client()
+            events = a.watch()
+            result = await a.claim(DOMAIN, X, 60)
+            collision = asyncio.create_task(
+                next_event(events, lambda e: e.name == "collision", "collision")
+            )
+            daemon = hosts["a"].daemon
+            assert daemon is not None and daemon.service is not None
+            service = daemon.service
+            while not service._subscribers:  # the watch request has arrived
+                await asyncio.sleep(0.01)
+            record = service.claims[str(result.claim)]
+            assert record.handle is not None
+            lost = ClaimLost(record.handle, LossReason.ANNOUNCEMENT_DENIED, record.params.domain, X)
+            service._on_event(lost)
+            event = await collision
+            assert event.fields["claim"] == result.claim
+            assert event.fields["reason"] == "announcement-denied"
+            assert await a.list_claims() == []
+            await events.aclose()
 
     asyncio.run(main())

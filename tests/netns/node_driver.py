@@ -14,12 +14,35 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import hashlib
+import hmac
 import json
 import sys
 from typing import Any
 
 from uuidkit.net import Family, TransportConfig, UIAPNode
-from uuidkit.uiap import ClaimFailed, ClaimSucceeded, DomainID, EngineConfig, Event, UIDSpace
+from uuidkit.uiap import ClaimSucceeded, DomainID, EngineConfig, Event, UIDSpace
+
+
+class _TestMAC:
+    """A toy keyed-MAC trailer for the tests (not the daemon's authenticator): 16 octets
+    of HMAC-SHA-256 over the addresses and the message, so a datagram only opens at the
+    hop it was sealed for."""
+
+    def __init__(self, key: bytes) -> None:
+        self._key = key
+
+    def _mac(self, data: bytes, source: str, destination: str) -> bytes:
+        header = f"{source} {destination} ".encode()
+        return hmac.new(self._key, header + data, hashlib.sha256).digest()[:16]
+
+    def seal(self, data: bytes, source: str, destination: str, interface: str) -> bytes:
+        return data + self._mac(data, source, destination)
+
+    def open(self, data: bytes, source: str, destination: str, interface: str) -> bytes | None:
+        message, trailer = data[:-16], data[-16:]
+        expected = self._mac(message, source, destination)
+        return message if len(data) > 16 and hmac.compare_digest(trailer, expected) else None
 
 
 def _space(spec: dict[str, Any]) -> UIDSpace:
@@ -37,10 +60,17 @@ def _event_json(event: Event) -> dict[str, Any]:
     return fields
 
 
-def _result_json(result: ClaimSucceeded | ClaimFailed) -> dict[str, Any]:
+def _result_json(result: Event) -> dict[str, Any]:
+    claim = getattr(result, "claim", None)
     if isinstance(result, ClaimSucceeded):
-        return {"result": "succeeded", "claim": result.claim}
-    return {"result": "failed", "claim": result.claim, "reason": result.reason.value}
+        return {"result": "succeeded", "claim": claim}
+    reason = getattr(result, "reason", None)
+    return {
+        "result": "failed",
+        "event": type(result).__name__,
+        "claim": claim,
+        "reason": reason.value if reason is not None else None,
+    }
 
 
 def _emit(obj: dict[str, Any]) -> None:
@@ -99,11 +129,13 @@ async def main() -> None:
     if "family" in fields:
         fields["family"] = Family(fields["family"])
     engine_fields = fields.pop("engine", {})
+    key = fields.pop("auth_key", None)
     node = UIAPNode(
         TransportConfig(**fields),
         EngineConfig(**engine_fields),
         options.device_id,
         lambda event: _emit(_event_json(event)),
+        authenticator=_TestMAC(bytes.fromhex(key)) if key is not None else None,
     )
     await node.start()
     _emit({"ready": True, "device_id": f"{node.device_id:016x}", "interfaces": node.interfaces})

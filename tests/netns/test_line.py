@@ -81,3 +81,33 @@ def test_hop_limit_is_respected(network: Network) -> None:
     assert _delta(before["c"], after["c"], "hop_limit_reached") == FLOODS_PER_CLAIM
     assert _delta(before["c"], after["c"], "forwarded") == 0
     assert _delta(before["d"], after["d"], "attempts_received") == 0
+
+
+def test_a_loop_floods_each_interface_once(network: Network) -> None:
+    """A triangle a-b-c-a: every flood reaches a and c twice; each forwards it once.
+
+    UIAP §4.2.2.1: "If a UIAP device receives a duplicate copy of a Claim-Attempt message
+    on a second interface ..., the duplicate message MUST be discarded"; §4.2.2.3: the
+    originator remembers its own floods, so one coming back is dropped too.
+    """
+    for host in "abc":
+        network.add_host(host)
+    network.link("a", "e0", "b", "e0")
+    network.link("b", "e1", "c", "e0")
+    network.link("c", "e1", "a", "e1")
+    both = {"interfaces": ["e0", "e1"], **FAST}
+    nodes = network.start_nodes({host: both for host in "abc"})
+    before = {h: _engine(n) for h, n in nodes.items()}
+    assert nodes["b"].claim(DOMAIN, {"unique": "04"})["result"] == "succeeded"
+    after = {h: _engine(n) for h, n in nodes.items()}
+    for host in "ac":
+        assert _delta(before[host], after[host], "attempts_received") == FLOODS_PER_CLAIM
+        # Out the one interface the flood did not come in on, once per flood.
+        assert _delta(before[host], after[host], "forwarded") == FLOODS_PER_CLAIM
+    assert _delta(before["b"], after["b"], "attempts_received") == 0
+    # Each forwarded copy arrives once more somewhere and is dropped as a duplicate.
+    duplicates = sum(
+        after[h]["dropped"].get("duplicate", 0) - before[h]["dropped"].get("duplicate", 0)
+        for h in "abc"
+    )
+    assert duplicates == 2 * FLOODS_PER_CLAIM

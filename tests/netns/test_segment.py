@@ -29,3 +29,30 @@ def test_three_hosts_claim_granted_then_denied(network: Network) -> None:
     assert holder["transport"]["dropped"] == {}
     claimant = nodes["b"].status()
     assert claimant["engine"]["denies_received"] >= 1
+
+
+def test_an_authenticator_seals_and_opens_every_datagram(network: Network) -> None:
+    """UIAP §7: only devices holding the key take part; the rest are dropped as ``auth``."""
+    hosts = ["a", "b", "c", "d"]
+    for host in hosts:
+        network.add_host(host)
+    network.segment(hosts)
+    site, stranger = {"auth_key": "11" * 32}, {"auth_key": "22" * 32}
+    nodes = network.start_nodes(
+        {
+            "a": {"interfaces": ["e0"], **FAST, **site},
+            "b": {"interfaces": ["e0"], **FAST, **site},
+            "c": {"interfaces": ["e0"], **FAST, **stranger},
+            "d": {"interfaces": ["e0"], **FAST},  # no authenticator: plain UIAP
+        }
+    )
+    assert nodes["a"].claim(DOMAIN, {"unique": "7a"})["result"] == "succeeded"
+    denied = nodes["b"].claim(DOMAIN, {"unique": "7a"})
+    assert (denied["result"], denied["reason"]) == ("failed", "denied")
+    # Outsiders are not part of the authenticated site: a never hears them, so it never
+    # denies them (nor can they deny a's site).
+    for outsider in "cd":
+        before = nodes["a"].status()["transport"]["dropped"].get("auth", 0)
+        assert nodes[outsider].claim(DOMAIN, {"unique": "7a"})["result"] == "succeeded"
+        after = nodes["a"].status()["transport"]["dropped"].get("auth", 0)
+        assert after - before >= 1

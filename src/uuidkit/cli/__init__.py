@@ -1,9 +1,24 @@
 """The ``uuidkit`` command line: a composition root (it may import anything; nothing imports it).
 
 Each command family lives in its own module with a ``register(subparsers)`` function that
-adds its sub-commands and sets ``handler`` (``(args) -> exit status``) on each.
+adds its sub-commands and sets ``handler`` (``(args) -> exit status``) on each; a handler
+writes through :mod:`uuidkit.cli._io` and rejects a bad flag combination with
+``args.parser.error(...)``.
 
-Bad input: a one-line reason on stderr and exit status 2, never a traceback.
+How the process ends, as Unix tools do:
+
+=========================================  ===========  ==========================================
+what happened                              exit status  on stderr
+=========================================  ===========  ==========================================
+success                                    0            nothing
+a usage error (unknown flag, bad value)    2            the usage line, ``uuidkit: error: ...``
+rejected input (a uuidkit ``ValueError``)  2            ``uuidkit: error: argument 2 '...': ...``
+the reader went away (``| head -1``)       141          nothing (128 + SIGPIPE, as the shell
+                                                        reports a tool SIGPIPE ended)
+Ctrl-C                                     130          nothing (128 + SIGINT)
+closed or full stdout, an I/O error        1            ``uuidkit: error: ...``
+a bug in uuidkit                           1            Python's traceback: never disguised
+=========================================  ===========  ==========================================
 """
 
 from __future__ import annotations
@@ -11,28 +26,57 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
-from uuidkit.cli import state_commands, uiap_commands, uuid_commands
+from uuidkit import __version__
+from uuidkit.cli import _io, state_commands, uiap_commands, uuid_commands
+from uuidkit.errors import UUIDKitError
 
 __all__ = ["build_parser", "main"]
 
+EXIT_FAILURE = 1
 EXIT_USAGE = 2
+#: 128 + the signal number: what a shell reports for a process that signal ended.
+EXIT_INTERRUPTED = 128 + 2
+EXIT_BROKEN_PIPE = 128 + 13
+
+_PREFIX = "uuidkit: error: "
 
 
-class _OneLineErrorParser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line on stderr (the usage stays behind ``--help``)."""
+class _HelpFormatter(argparse.HelpFormatter):
+    """Shows an option's default in its help unless the help already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        shown = default not in (None, False, argparse.SUPPRESS) and action.option_strings
+        if shown and "default" not in text:
+            text += " (default: %(default)s)"
+        return text
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one error style: the usage line, then ``uuidkit: error: MESSAGE``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        self.print_usage(sys.stderr)
+        print(f"{_PREFIX}{message}", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _OneLineErrorParser(
+    """The whole command line: ``uuidkit [COMMAND] ...``."""
+    parser = _Parser(
         prog="uuidkit",
-        description="Generate, inspect and convert UUIDs (RFC 9562); allocate IDs with UIAP.",
+        description="Generate, inspect and convert UUIDs (RFC 9562); allocate IDs with UIAP. "
+        "With no command: a fresh UUIDv7 and its fields.",
     )
+    parser.add_argument("--version", action="version", version=f"uuidkit {__version__}")
+    parser.set_defaults(handler=uuid_commands.default_command, parser=parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     uuid_commands.register(subparsers)
     state_commands.register(subparsers)
@@ -41,18 +85,31 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the process exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    handler = getattr(args, "handler", None)
-    if handler is None:
-        handler = uuid_commands.default_command
+    """Run the command line; returns the process exit status (see the module docstring)."""
     try:
-        status: int = handler(args)
-    except ValueError as error:
-        print(f"uuidkit: error: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        args = build_parser().parse_args(argv)
+        status: int = args.handler(args)
+        _io.flush()
+        return status
+    except BrokenPipeError:
+        _io.detach_stdout()
+        return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except UUIDKitError as error:
+        return _fail(str(error), EXIT_USAGE)
+    except _io.OutputError as error:
+        _io.detach_stdout()
+        return _fail(str(error), EXIT_FAILURE)
     except OSError as error:
-        print(f"uuidkit: error: {error}", file=sys.stderr)
-        return 1
+        where = f"{error.filename}: " if error.filename else ""
+        return _fail(f"{where}{error.strerror or error}", EXIT_FAILURE)
+
+
+def _fail(message: str, status: int) -> int:
+    try:
+        _io.flush()  # what the good inputs before the bad one produced
+    except (BrokenPipeError, _io.OutputError):
+        _io.detach_stdout()
+    print(f"{_PREFIX}{message}", file=sys.stderr)
     return status

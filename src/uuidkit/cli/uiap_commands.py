@@ -207,6 +207,7 @@ def _api_call(args: argparse.Namespace, call: Any) -> tuple[int, Any]:
 
 def claim_command(args: argparse.Namespace) -> int:
     """Claim; 0 granted, 1 denied, 2 bad input or daemon unreachable."""
+    from uuidkit.errors import SpaceError
     from uuidkit.uiap.domain import DomainID
     from uuidkit.uiap.space import UIDSpace
 
@@ -218,8 +219,8 @@ def claim_command(args: argparse.Namespace) -> int:
             space = UIDSpace.prefix(bytes.fromhex(args.prefix))
         else:
             space = UIDSpace.range(bytes.fromhex(args.range[0]), bytes.fromhex(args.range[1]))
-    except ValueError as error:
-        raise ValueError(f"UID space: {error}") from None
+    except ValueError as error:  # bytes.fromhex; uuidkit's own errors are ValueErrors too
+        raise SpaceError(f"UID space: {error}") from None
     status, result = _api_call(
         args,
         lambda client: client.claim(

@@ -2,7 +2,10 @@
 
 * ``uuidkit``: a fresh UUIDv7 and its decoded fields.
 * ``uuidkit gen [-v VERSION] [-n COUNT] [--namespace NS] [--name NAME] [--hash HASH]
-  [--format STYLE]``: new UUIDs, one per line.
+  [--format STYLE]``: new UUIDs, one per line, streamed in chunks (constant memory). The
+  standard library's ``python -m uuid`` spellings are accepted where they do not clash with
+  these: ``-u uuid7`` for ``-v 7``, ``-N NAME``, ``-C COUNT``, ``@dns``/``@url``/``@oid``/
+  ``@x500`` namespaces (its ``-n NAMESPACE`` is not: ``-n`` is the count here).
 * ``uuidkit inspect UUID... [--json]``: variant, version, every field under its RFC name and
   the embedded time in ISO 8601 UTC (``--json``: one JSON object per line).
 * ``uuidkit convert UUID... [--to-version 1|6] [--from text|int|bytes_le] [--format STYLE]``.
@@ -12,11 +15,10 @@ Every ``--format`` (``convert --to`` is the same option) also takes the short en
 ``base58btc``, ``base62``, ``typeid`` with ``--prefix``), and ``inspect``/``convert --from``
 read them.
 
-A ``UUID`` argument of ``-`` reads one UUID per line of stdin: ``uuidkit gen -n 3 | uuidkit
-inspect -``.
-
-Bad input raises a :class:`ValueError` subclass, which :func:`uuidkit.cli.main` turns into a
-one-line message on stderr and exit status 2.
+A ``UUID`` argument of ``-`` reads one UUID per line of stdin, lazily: ``uuidkit gen -n 3 |
+uuidkit inspect -``. Each value is written as soon as it is read; the first bad one stops the
+command with a message naming it (``argument 2 'xyz': ...``, ``stdin line 7 '...': ...``),
+which :func:`uuidkit.cli.main` turns into exit status 2.
 
 References: RFC 9562 §4 (forms), §4.1 (Table 1), §4.2 (Table 2), §5 (layouts), §6.6 (Table 3).
 """
@@ -26,16 +28,17 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import sys
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 from uuid import UUID
 
 import uuidkit
+from uuidkit.cli._io import CHUNK, Input, inputs, write, write_lines
 from uuidkit.encodings import SCHEMES, decode, encode
 from uuidkit.errors import UUIDKitError
 from uuidkit.fields import Variant, fields, is_max, is_nil, timestamp_ns, variant, version
-from uuidkit.format import FORMAT_STYLES, format_uuid
+from uuidkit.format import FORMAT_STYLES
+from uuidkit.generators.defaults import DEFAULT_V7
 from uuidkit.layouts import v1_to_v6, v6_to_v1
 from uuidkit.namebased import (
     NAME_HASHES,
@@ -81,6 +84,8 @@ VERSION_LABELS: Final = {
 #: Digits after the second that each time-based version resolves (v1/v6: 100 ns, v7: 1 ms).
 _FRACTION_DIGITS: Final = {1: 7, 6: 7, 7: 3}
 _NAME_VERSIONS: Final = (3, 5, 8)
+#: The versions ``gen`` makes (2, DCE Security, has no generator: RFC 9562 §5.2).
+VERSIONS: Final = (1, 3, 4, 5, 6, 7, 8)
 _NS_PER_S: Final = 1_000_000_000
 #: How ``inspect`` and ``convert`` read their input: UUID text, or an integer/byte form, or a
 #: short encoding.
@@ -93,35 +98,104 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     References: RFC 9562 §4 (formats), §5 (versions), §6.6 (namespaces).
     """
     styles = list(FORMAT_STYLES)
-    gen = subparsers.add_parser("gen", help="generate UUIDs, one per line")
-    gen.add_argument("-v", "--version", type=int, default=7, choices=[1, 3, 4, 5, 6, 7, 8])
-    gen.add_argument("-n", "--count", type=int, default=1, help="how many (default 1)")
-    gen.add_argument("--namespace", help="dns, url, oid, x500 or a UUID (versions 3, 5, 8)")
-    gen.add_argument("--name", help="the name to hash (versions 3 and 5; 8 with --hash)")
-    gen.add_argument("--hash", choices=list(NAME_HASHES), help="hash of a name-based v8")
-    gen.add_argument("--format", choices=styles, default="hyphenated")
+    gen = subparsers.add_parser(
+        "gen",
+        help="generate UUIDs, one per line",
+        description="Generate UUIDs, one per line, streamed as they are made. The standard "
+        "library's 'python -m uuid' spellings work too: -u uuid7, -N NAME, -C NUM, @dns.",
+    )
+    gen.add_argument(
+        "-v", "--version", type=int, default=7, choices=VERSIONS, help="the UUID version"
+    )
+    gen.add_argument(
+        "-u",
+        "--uuid",
+        dest="version",
+        type=_function_name,
+        metavar="uuidN",
+        help="the standard library's spelling of --version: uuid1, uuid3 ... uuid8",
+    )
+    gen.add_argument(
+        "-n", "-C", "--count", type=_positive, default=1, metavar="COUNT", help="how many"
+    )
+    gen.add_argument(
+        "--namespace",
+        type=_namespace,
+        metavar="NS",
+        help="required for versions 3 and 5 and a name-based 8: dns, url, oid, x500 "
+        "(RFC 9562 §6.6), @dns, @url, @oid, @x500, or any UUID",
+    )
+    gen.add_argument(
+        "-N", "--name", help="the name to hash: required for versions 3 and 5; with it, 8 too"
+    )
+    gen.add_argument(
+        "--hash",
+        choices=list(NAME_HASHES),
+        help="hash of a name-based version 8 (default: sha256, RFC 9562 Appendix B.2)",
+    )
+    gen.add_argument("--format", choices=styles, default="hyphenated", help="how to write each")
     gen.add_argument("--prefix", help="the TypeID type prefix for --format typeid")
-    gen.set_defaults(handler=gen_command)
+    gen.set_defaults(handler=gen_command, parser=gen)
 
     inspect = subparsers.add_parser("inspect", help="decode variant, version, fields and time")
     inspect.add_argument("uuids", nargs="+", metavar="UUID", help="UUIDs; - reads lines of stdin")
     inspect.add_argument("--json", action="store_true", help="one JSON object per line")
-    inspect.add_argument("--from", dest="source", choices=SOURCES, default="text")
-    inspect.set_defaults(handler=inspect_command)
+    inspect.add_argument(
+        "--from", dest="source", choices=SOURCES, default="text", help="how the input is written"
+    )
+    inspect.set_defaults(handler=inspect_command, parser=inspect)
 
     convert = subparsers.add_parser("convert", help="convert v1 <-> v6 and between formats")
     convert.add_argument("uuids", nargs="+", metavar="UUID", help="UUIDs; - reads lines of stdin")
-    convert.add_argument("--to-version", type=int, choices=[1, 6], help="reorder v1 <-> v6")
+    convert.add_argument(
+        "--to-version", type=int, choices=[1, 6], help="reorder v1 <-> v6 (default: keep)"
+    )
     convert.add_argument(
         "--from",
         dest="source",
         choices=SOURCES,
         default="text",
-        help="how the input is written (default: text)",
+        help="how the input is written",
     )
-    convert.add_argument("--format", "--to", choices=styles, default="hyphenated")
+    convert.add_argument(
+        "--format", "--to", choices=styles, default="hyphenated", help="how to write"
+    )
     convert.add_argument("--prefix", help="the TypeID type prefix for --format typeid")
-    convert.set_defaults(handler=convert_command)
+    convert.set_defaults(handler=convert_command, parser=convert)
+
+
+def _function_name(text: str) -> int:
+    """``uuid7`` -> 7: the standard library CLI's ``-u`` values."""
+    number = text.removeprefix("uuid")
+    if text.startswith("uuid") and number.isdecimal() and int(number) in VERSIONS:
+        return int(number)
+    raise argparse.ArgumentTypeError(
+        f"expected one of {', '.join(f'uuid{v}' for v in VERSIONS)}, found {text!r}"
+    )
+
+
+def _positive(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, found {text!r}")
+    return number
+
+
+def _namespace(text: str) -> UUID:
+    """``dns``, ``url``, ``oid``, ``x500`` (RFC 9562 §6.6 Table 3), with or without ``@``
+    as the standard library's CLI writes them, or any UUID."""
+    known = NAMESPACES.get(text.lower().removeprefix("@"))
+    if known is not None:
+        return known
+    try:
+        return parse(text)
+    except UUIDKitError as error:
+        raise argparse.ArgumentTypeError(
+            f"expected dns, url, oid, x500 (or @dns ...) or a UUID, found {text!r}: {error}"
+        ) from None
 
 
 # --- no arguments -------------------------------------------------------------------------------
@@ -132,7 +206,7 @@ def default_command(args: argparse.Namespace) -> int:
 
     References: RFC 9562 §5.7.
     """
-    print("\n".join(_text_lines(describe(uuidkit.uuid7()))))
+    write_lines(_text_lines(describe(uuidkit.uuid7())))
     return 0
 
 
@@ -140,84 +214,84 @@ def default_command(args: argparse.Namespace) -> int:
 
 
 def gen_command(args: argparse.Namespace) -> int:
-    """``uuidkit gen``: ``--count`` new UUIDs of ``--version`` in ``--format``.
+    """``uuidkit gen``: ``--count`` new UUIDs of ``--version`` in ``--format``, streamed.
 
-    References: RFC 9562 §5, §6.5 (names), §6.6 (namespaces), Appendix B.2 (name-based v8).
+    At most :data:`~uuidkit.cli._io.CHUNK` values exist at a time, so memory stays flat
+    whatever the count.
+
+    References: RFC 9562 §5, §6.2 (batches), §6.5 (names), §6.6 (namespaces), Appendix B.2.
     """
-    if args.count < 1:
-        raise UUIDKitError(f"--count: expected a positive number, found {args.count}")
-    make = _generator(args)
+    make_block = _block_maker(args)
     style = _style(args)
-    print("\n".join(style(make()) for _ in range(args.count)))
+    remaining: int = args.count
+    while remaining:
+        size = min(remaining, CHUNK)
+        write("\n".join(map(style, make_block(size))) + "\n")
+        remaining -= size
     return 0
 
 
-def _generator(args: argparse.Namespace) -> Callable[[], UUID]:
-    """The zero-argument function that makes one UUID as ``args`` ask."""
-    named = args.name is not None
-    if args.version not in _NAME_VERSIONS and (named or args.namespace is not None):
-        raise UUIDKitError(f"--name/--namespace: not used by version {args.version}")
-    if args.hash is not None and args.version != 8:
-        raise UUIDKitError(f"--hash: only for a name-based version 8, not version {args.version}")
-    if args.version in (3, 5) and not named:
-        raise UUIDKitError(f"version {args.version} is name-based: give --name")
-    if args.version == 8 and (named or args.hash is not None or args.namespace is not None):
-        if not named:
-            raise UUIDKitError("--hash/--namespace: a name-based version 8 needs --name")
-        return _name_based(args, lambda ns, name: build_v8_name(ns, name, args.hash or "sha256"))
-    if args.version == 3:
-        return _name_based(args, uuidkit.uuid3)
-    if args.version == 5:
-        return _name_based(args, uuidkit.uuid5)
-    makers: dict[int, Callable[[], UUID]] = {
+def _block_maker(args: argparse.Namespace) -> Callable[[int], list[UUID]]:
+    """The function that makes ``n`` UUIDs as ``args`` ask; a bad combination is a usage error."""
+    parser: argparse.ArgumentParser = args.parser
+    version: int = args.version
+    named = args.name is not None or args.namespace is not None or args.hash is not None
+    if version not in _NAME_VERSIONS and named:
+        parser.error(f"--name/--namespace/--hash: not used by version {version}")
+    if args.hash is not None and version != 8:
+        parser.error(f"--hash: only for a name-based version 8, not version {version}")
+    if version in (3, 5) or (version == 8 and named):
+        if args.namespace is None or args.name is None:
+            kind = "version 8 with --name/--hash" if version == 8 else f"version {version}"
+            parser.error(f"{kind} is name-based: give both --namespace and --name")
+        value = _name_based(version, args.namespace, args.name, args.hash or "sha256")
+        return lambda count: [value] * count
+    if version == 7:
+        return DEFAULT_V7.generate
+    single: dict[int, Callable[[], UUID]] = {
         1: uuidkit.uuid1,
         4: uuidkit.uuid4,
         6: uuidkit.uuid6,
-        7: uuidkit.uuid7,
         8: uuidkit.uuid8,
     }
-    return makers[args.version]
+    make = single[version]
+    return lambda count: [make() for _ in range(count)]
 
 
-def _name_based(args: argparse.Namespace, build: Callable[[UUID, str], UUID]) -> Callable[[], UUID]:
-    namespace = _namespace(args.namespace or "dns")
-    name: str = args.name
-    return lambda: build(namespace, name)
-
-
-def _namespace(text: str) -> UUID:
-    """``dns``, ``url``, ``oid``, ``x500`` (RFC 9562 §6.6 Table 3) or any UUID."""
-    known = NAMESPACES.get(text.lower())
-    return known if known is not None else parse(text)
-
-
-def _inputs(arguments: list[str]) -> list[str]:
-    """The arguments, with ``-`` replaced by the non-empty lines of stdin (newline removed)."""
-    texts: list[str] = []
-    for argument in arguments:
-        if argument == "-":
-            lines = (line.rstrip("\r\n") for line in sys.stdin)
-            texts.extend(line for line in lines if line)
-        else:
-            texts.append(argument)
-    return texts
+def _name_based(version: int, namespace: UUID, name: str, algorithm: str) -> UUID:
+    if version == 3:
+        return uuidkit.uuid3(namespace, name)
+    if version == 5:
+        return uuidkit.uuid5(namespace, name)
+    return build_v8_name(namespace, name, algorithm)  # type: ignore[arg-type]
 
 
 # --- inspect ------------------------------------------------------------------------------------
 
 
 def inspect_command(args: argparse.Namespace) -> int:
-    """``uuidkit inspect``: decode each UUID (all are parsed before anything is printed).
+    """``uuidkit inspect``: decode each UUID as it is read; stop at the first bad one, naming it.
 
     References: RFC 9562 §4.1, §4.2, §5.
     """
-    descriptions = [describe(_read(text, args.source)) for text in _inputs(args.uuids)]
-    if args.json:
-        for description in descriptions:
-            print(json.dumps(description))
-    else:
-        print("\n\n".join("\n".join(_text_lines(d)) for d in descriptions))
+    first = True
+    for item in inputs(args.uuids):
+        description = describe(_parsed(item, args.source))
+        if args.json:
+            write(json.dumps(description) + "\n")
+        else:
+            write(("" if first else "\n") + "\n".join(_text_lines(description)) + "\n")
+        first = False
     return 0
+
+
+def _parsed(item: Input, source: str, change: Callable[[UUID], UUID] | None = None) -> UUID:
+    """``item`` read as ``source`` says (then ``change``d); an error names the input."""
+    try:
+        value = _read(item.text, source)
+        return value if change is None else change(value)
+    except UUIDKitError as error:
+        raise item.error(error) from None
 
 
 def describe(value: UUID) -> dict[str, Any]:
@@ -284,20 +358,17 @@ def convert_command(args: argparse.Namespace) -> int:
 
     References: RFC 9562 §4 (forms), §5.6 (v1 <-> v6).
     """
-    values = [_read(text, args.source) for text in _inputs(args.uuids)]
-    if args.to_version == 6:
-        values = [v1_to_v6(value) for value in values]
-    elif args.to_version == 1:
-        values = [v6_to_v1(value) for value in values]
     style = _style(args)
-    print("\n".join(style(value) for value in values))
+    change = {6: v1_to_v6, 1: v6_to_v1}.get(args.to_version)
+    for item in inputs(args.uuids):
+        write(style(_parsed(item, args.source, change)) + "\n")
     return 0
 
 
 def _style(args: argparse.Namespace) -> Callable[[UUID], str]:
     """``--format`` as a function, with ``--prefix`` for TypeID."""
     if args.prefix is None:
-        return lambda value: format_uuid(value, args.format)
+        return FORMAT_STYLES[args.format]
     if args.format != "typeid":
         raise UUIDKitError(f"--prefix: only with --format typeid, not {args.format}")
     prefix: str = args.prefix

@@ -108,6 +108,8 @@ class LocalNode:
         self.authenticator: Authenticator | None = None
         self.on_event = on_event
         self.running = False
+        #: False: the node's one interface is down (it neither sends nor receives).
+        self.link_up = True
         self.dropped: Counter[str] = Counter()
         self._timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -123,7 +125,7 @@ class LocalNode:
 
     @property
     def interfaces(self) -> tuple[str, ...]:
-        return (INTERFACE,) if self.running else ()
+        return (INTERFACE,) if self.running and self.link_up else ()
 
     def _now(self) -> float:
         assert self._loop is not None, "start() the node first"
@@ -149,7 +151,7 @@ class LocalNode:
         self._after()
 
     def receive(self, data: bytes, source: str, destination: str) -> None:
-        if not self.running:
+        if not (self.running and self.link_up):
             return
         if self.authenticator is not None:
             opened = self.authenticator.open(data, source, destination, INTERFACE)
@@ -178,7 +180,8 @@ class LocalNode:
             data = transmit.data
             if self.authenticator is not None:
                 data = self.authenticator.seal(data, self.address, destination, INTERFACE)
-            self.site.send(self.address, destination, data)
+            if self.link_up:
+                self.site.send(self.address, destination, data)
         while (event := self.engine.next_event()) is not None:
             self.on_event(event)
         self._rearm()

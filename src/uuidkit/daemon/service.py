@@ -39,6 +39,7 @@ from uuidkit.uiap.engine_types import LIFETIME_INFINITE, EngineConfig
 from uuidkit.uiap.events import (
     ClaimExpired,
     ClaimFailed,
+    ClaimLost,
     ClaimSucceeded,
     DeviceIDConflictSuspected,
     Event,
@@ -134,7 +135,9 @@ class ClaimService:
         self.wall_clock = wall_clock
         self.claims: dict[str, ClaimRecord] = {}
         self._by_handle: dict[int, ClaimRecord] = {}
+        #: Events the node delivered for a handle not yet known (inside ``node.claim``).
         self._early: dict[int, Event] = {}
+        self._in_claim = False
         self._subscribers: set[Callable[[str, dict[str, Any]], None]] = set()
         #: Claim ID -> outcome of its reclaim after the last start ("pending" until known).
         self.restored: dict[str, dict[str, Any]] = {}
@@ -239,9 +242,20 @@ class ClaimService:
         """Start a claim run on the node; returns the record it joined if the node
         continues a claim this daemon already holds (a reclaim of a held space)."""
         self._early.clear()
-        handle = self.node.claim(
-            record.params.domain, record.params.space, lifetime, reclaim=reclaim, proxy=self.proxy
-        )
+        self._in_claim = True
+        try:
+            handle = self.node.claim(
+                record.params.domain,
+                record.params.space,
+                lifetime,
+                reclaim=reclaim,
+                proxy=self.proxy,
+            )
+        except ValueError as error:
+            # The domain's rules refuse the space (UIAP §3.2.2), or a bad lifetime.
+            raise APIError(ErrorCode.BAD_PARAMS, f"the engine refused the claim: {error}") from None
+        finally:
+            self._in_claim = False
         joined = self._by_handle.get(handle)
         if joined is not None and joined is not record:
             joined.state = "renewing"
@@ -294,12 +308,15 @@ class ClaimService:
     # ------------------------------------------------------------------ node events
 
     def _on_event(self, event: Event) -> None:
-        if isinstance(event, ClaimSucceeded | ClaimFailed | ClaimExpired):
+        if isinstance(event, ClaimSucceeded | ClaimFailed | ClaimExpired | ClaimLost):
             record = self._by_handle.get(event.claim)
             if record is None:
-                self._early[event.claim] = event
+                if self._in_claim:  # delivered inside node.claim(), before its handle
+                    self._early[event.claim] = event
                 return
-            if isinstance(event, ClaimSucceeded):
+            if isinstance(event, ClaimLost):
+                self._lost(record, event)
+            elif isinstance(event, ClaimSucceeded):
                 self._succeeded(record, event)
             elif isinstance(event, ClaimFailed):
                 self._failed(record, event)
@@ -347,6 +364,16 @@ class ClaimService:
             self.restored[record.id] = {**fields, "result": "collision"}
         _log.warning("collision on %s of claim %s: %s", how, record.id, event.reason.value)
         self._broadcast("collision", fields | {"how": how})
+        self._save()
+
+    def _lost(self, record: ClaimRecord, event: ClaimLost) -> None:
+        """A held claim ended without a reclaim of ours running: its proxy-defense
+        announcement was denied (UIAP §5.1), another device defends the space."""
+        self._forget(record)
+        self._resolve_error(record, "the claim was lost to another device")
+        fields = self._fields(record) | {"reason": event.reason.value, "how": "announcement"}
+        _log.warning("collision on claim %s: %s", record.id, event.reason.value)
+        self._broadcast("collision", fields)
         self._save()
 
     def _fields(self, record: ClaimRecord) -> dict[str, Any]:

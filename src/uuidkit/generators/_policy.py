@@ -2,7 +2,9 @@
 
 A generator never reads the system clock or entropy itself: it is given a ``clock``
 (``() -> int`` of Unix-epoch nanoseconds), a ``random_bytes`` source (``(n) -> bytes``) and a
-``sleep_ns`` function, all defaulting to :mod:`uuidkit._system` (DESIGN.md "Two clocks").
+``sleep_ns`` and ``monotonic_ns`` function, all defaulting to :mod:`uuidkit._system`, so a
+test controls time and randomness completely. The policy decisions themselves live in
+:mod:`uuidkit.generators._timeline`.
 
 References: RFC 9562 §6.1 (Error Handling), §6.2 (Counter Rollover Handling, Monotonic Error
 Checking), §6.9 (reseeding upon process forks).

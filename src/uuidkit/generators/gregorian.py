@@ -327,15 +327,18 @@ class V1Generator(_GregorianGenerator):
       consecutive ticks (RFC 4122 §4.2.1.2). (v1 values do not sort by time; v6 do.)
     - **Reseeding**: the clock sequence is random once at creation, incremented on an
       accepted clock regression, and random again when :meth:`set_node` changes the node.
-    - **Clock regression**: RESEED with a 0 ms window (default: any regression increments
-      the clock sequence, RFC 9562 §5.1 MUST); KEEP counts on from the last timestamp;
-      RAISE raises :class:`~uuidkit.ClockRegressionError`.
+    - **Clock regression**: RESEED with a 0 ms window (default: any regression restarts at
+      the clock and increments the clock sequence, RFC 9562 §5.1 MUST); KEEP counts on from
+      the last timestamp within ``max_ahead_ms``; RAISE raises
+      :class:`~uuidkit.ClockRegressionError`.
     - **Counter overflow**: WAIT (default) stalls until the clock reaches a new interval
-      (at most ``max_wait_ms``); RAISE raises :class:`~uuidkit.CounterOverflowError`;
-      ADVANCE is refused (RFC 4122 §4.2.1.2: "MUST either return an error, or stall").
+      (at most ``max_wait_ms`` of monotonic time); RAISE raises
+      :class:`~uuidkit.CounterOverflowError`; ADVANCE is refused (RFC 4122 §4.2.1.2: "MUST
+      either return an error, or stall").
     - **Thread safety**: one :class:`threading.Lock` per value or per :meth:`generate` block.
-    - **Fork**: the child takes a new lock and a different clock sequence, so it never
-      repeats a (timestamp, clock_seq, node) of its parent.
+    - **Fork**: the child takes a new lock and a different clock sequence, and a new random
+      node unless the node was fixed by the caller, so children of one parent cannot repeat
+      one another's values.
     - **Persistence**: none in memory; :class:`uuidkit.generators.SharedV6Generator` keeps
       timestamp, clock sequence and node in a state file.
 
@@ -369,12 +372,15 @@ class V6Generator(_GregorianGenerator):
       ADVANCE by default), so values sort in generation order.
     - **Reseeding**: by default clock_seq and node are fresh random bits for every UUID
       (RFC 9562 §5.6 SHOULD); with ``random_per_uuid=False`` they behave as in v1.
-    - **Clock regression**: KEEP (default) counts on from the last timestamp; RESEED
-      restarts at the clock's time with the next clock sequence; RAISE raises.
+    - **Clock regression**: KEEP (default) counts on from the last timestamp within
+      ``max_ahead_ms`` and restarts at the clock beyond it; RESEED restarts beyond its
+      window; RAISE raises.
     - **Counter overflow**: ADVANCE (default) runs ahead of the clock (only past 10 million
-      UUIDs per second at 100 ns resolution); WAIT stalls; RAISE raises.
+      UUIDs per second at 100 ns resolution), at most ``max_ahead_ms``; WAIT stalls; RAISE
+      raises.
     - **Thread safety**: one :class:`threading.Lock` per value or per :meth:`generate` block.
-    - **Fork**: the child takes a new lock and a different clock sequence.
+    - **Fork**: the child takes a new lock, a different clock sequence and (if random) node,
+      and discards its buffered random words.
     - **Persistence**: none; see :class:`uuidkit.generators.SharedV6Generator`.
 
     References: RFC 9562 §5.6, §6.1, §6.2, §6.10.

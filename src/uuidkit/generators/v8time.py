@@ -91,13 +91,13 @@ class DraftV8Generator:
       generation order.
     - **Reseeding**: the node is 54 or 62 fresh random bits for every UUID (from a buffered
       block of the random source), never all zeros (§4.5.3 MUST NOT).
-    - **Clock regression**: KEEP (default) keeps the last tick and keeps counting; RESEED
-      restarts at the clock's tick beyond ``regression_window_ms``; RAISE raises
-      :class:`~uuidkit.ClockRegressionError`.
+    - **Clock regression**: KEEP (default) keeps the last tick and keeps counting within
+      ``max_ahead_ms``, then restarts at the clock; RESEED restarts at the clock's tick
+      beyond ``regression_window_ms``; RAISE raises :class:`~uuidkit.ClockRegressionError`.
     - **Counter overflow**: WAIT (default) stalls until the next tick ("MUST NOT rollover"
-      within a tick); ADVANCE moves one tick ahead of the clock; RAISE raises
-      :class:`~uuidkit.CounterOverflowError`.
-    - **Thread safety**: one :class:`threading.Lock` per value.
+      within a tick); ADVANCE moves one tick ahead of the clock (at most ``max_ahead_ms``);
+      RAISE raises :class:`~uuidkit.CounterOverflowError`.
+    - **Thread safety**: one :class:`threading.Lock` per value or per :meth:`generate` block.
     - **Fork**: the child takes a new lock, restarts its timeline and discards the buffered
       random words, so its nodes are its own.
     - **Persistence**: none.

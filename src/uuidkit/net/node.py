@@ -41,7 +41,7 @@ from uuidkit.net.validation import (
 )
 from uuidkit.uiap.domain import DomainID
 from uuidkit.uiap.engine import MULTICAST, Engine, EngineConfig
-from uuidkit.uiap.events import ClaimFailed, ClaimSucceeded, Event
+from uuidkit.uiap.events import ClaimDefended, Event
 from uuidkit.uiap.space import NumberSpace, UIDSpace
 
 __all__ = ["UIAPNode"]
@@ -127,7 +127,7 @@ class UIAPNode:
         self._by_index: dict[int, str] = {}
         self._known: dict[str, InterfaceInfo] = {}
         self._own_addresses: frozenset[str] = frozenset()
-        self._waiters: dict[int, asyncio.Future[ClaimSucceeded | ClaimFailed]] = {}
+        self._waiters: dict[int, asyncio.Future[Event]] = {}
         self._log = _RateLimitedLog(self.config.log_interval)
 
     # ------------------------------------------------------------------ life cycle
@@ -218,10 +218,12 @@ class UIAPNode:
         *,
         reclaim: bool = False,
         proxy: bool = False,
-    ) -> ClaimSucceeded | ClaimFailed:
-        """Claim and wait for the result event (which ``on_event`` also receives)."""
+    ) -> Event:
+        """Claim and wait for its result: the first event about this claim that is not a
+        ``ClaimDefended`` (``ClaimSucceeded``, ``ClaimFailed``, or for a reclaim of a held
+        claim whatever ends it). ``on_event`` receives it too."""
         loop = self._running_loop()
-        future: asyncio.Future[ClaimSucceeded | ClaimFailed] = loop.create_future()
+        future: asyncio.Future[Event] = loop.create_future()
         handle = self.engine.claim(
             domain, space, lifetime, loop.time(), reclaim=reclaim, proxy=proxy
         )
@@ -327,8 +329,9 @@ class UIAPNode:
 
     def _deliver_events(self) -> None:
         while (event := self.engine.next_event()) is not None:
-            if isinstance(event, ClaimSucceeded | ClaimFailed):
-                waiter = self._waiters.pop(event.claim, None)
+            claim = getattr(event, "claim", None)
+            if isinstance(claim, int) and not isinstance(event, ClaimDefended):
+                waiter = self._waiters.pop(claim, None)
                 if waiter is not None and not waiter.done():
                     waiter.set_result(event)
             if self._on_event is None:

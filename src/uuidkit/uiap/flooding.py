@@ -129,10 +129,10 @@ class Forwarder:
         if isinstance(data, bytearray | memoryview):
             # The octets as decode() reads them, for the Message ID check too.
             data = bytes(data)
-        if self._is_known_attempt(data, now):
-            self._drop(DropReason.DUPLICATE, interface, source)
-            return
         if _looks_like_attempt(data):
+            if self._is_known_attempt(data, now):
+                self._drop(DropReason.DUPLICATE, interface, source)
+                return
             # A new Claim-Attempt will be remembered: only so many per source and link.
             refused = self._limiter.admit(interface, source, now)
             if refused is not None:
@@ -181,9 +181,8 @@ class Forwarder:
         multi-homed device receives. Choice: a copy whose other fields are damaged is
         counted as a duplicate, not as malformed; it is dropped either way.
         """
-        if not _looks_like_attempt(data):
-            return False
-        # Octets 8-19 are the Message ID as one 96-bit number (MessageID.value).
+        # The caller checked _looks_like_attempt(data). Octets 8-19 are the Message ID as
+        # one 96-bit number (MessageID.value).
         value = int.from_bytes(data[_ID_OFFSET:_ID_END])
         table = self._floods
         record = table.get_by_value(value)

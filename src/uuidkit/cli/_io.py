@@ -1,0 +1,147 @@
+"""Standard input and output for the commands: streamed, attributed, ending like Unix tools.
+
+* Output is written as it is made (``gen -n 10000000`` holds one chunk at a time), and every
+  failure to write is told apart: a reader that went away (:class:`BrokenPipeError`, handled
+  by :func:`uuidkit.cli.main` as a quiet exit) from a closed or full standard output
+  (:class:`OutputError`, exit status 1 with a message).
+* Input comes from the command line and, for a ``-`` argument, lazily from the lines of
+  standard input, each tagged with where it came from (``argument 2``, ``stdin line 7``) so
+  an error can name it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Final
+
+from uuidkit.errors import UUIDKitError
+
+__all__ = [
+    "CHUNK",
+    "Input",
+    "InputError",
+    "OutputError",
+    "detach_stdout",
+    "flush",
+    "inputs",
+    "write",
+    "write_lines",
+]
+
+#: Lines per write: large enough to amortise the call, small enough to keep memory flat.
+CHUNK: Final = 4096
+#: How much of a bad input an error message quotes.
+_QUOTE_CHARS: Final = 48
+
+
+class OutputError(Exception):
+    """Standard output is closed or cannot be written (not a reader going away)."""
+
+
+class InputError(UUIDKitError):
+    """One input (a command-line argument or a line of stdin) was rejected; says which."""
+
+
+@dataclass(frozen=True, slots=True)
+class Input:
+    """One input text and where it came from, for error messages."""
+
+    text: str
+    where: str
+
+    def error(self, problem: UUIDKitError) -> InputError:
+        """``problem`` prefixed with where this input came from and how it read."""
+        quoted = repr(self.text)
+        if len(quoted) > _QUOTE_CHARS:
+            quoted = quoted[: _QUOTE_CHARS - 4] + "...'"
+        return InputError(f"{self.where} {quoted}: {problem}")
+
+
+def write(text: str) -> None:
+    """Write ``text`` to standard output; see the module docstring for failures."""
+    stream = sys.stdout
+    if stream is None:
+        raise OutputError("standard output is closed")
+    try:
+        stream.write(text)
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise OutputError(f"writing standard output: {error.strerror or error}") from None
+
+
+def flush() -> None:
+    """Flush standard output, so a write error is seen here and not at interpreter exit."""
+    stream = sys.stdout
+    if stream is None:
+        return
+    try:
+        stream.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise OutputError(f"writing standard output: {error.strerror or error}") from None
+
+
+def write_lines(lines: Iterable[str]) -> None:
+    """Write each of ``lines`` followed by a newline, :data:`CHUNK` lines per write."""
+    batch: list[str] = []
+    for line in lines:
+        batch.append(line)
+        if len(batch) == CHUNK:
+            write("\n".join(batch) + "\n")
+            batch.clear()
+    if batch:
+        write("\n".join(batch) + "\n")
+
+
+def detach_stdout() -> None:
+    """Point the process's standard output at ``/dev/null``.
+
+    After a broken pipe or a failed write, the interpreter still flushes ``sys.stdout`` on
+    exit and would print "Exception ignored ... BrokenPipeError"; writing the leftovers to
+    ``/dev/null`` instead ends the process quietly. Only the real process stream is touched
+    (not a replacement installed by a caller or a test harness).
+    """
+    stream = sys.stdout
+    if stream is None or stream is not sys.__stdout__:
+        return
+    assert stream is not None
+    try:
+        descriptor = stream.fileno()
+    except (OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, descriptor)
+    finally:
+        os.close(devnull)
+
+
+def _stdin_lines() -> Iterator[str]:
+    stdin = sys.stdin
+    if stdin is None:
+        raise InputError("-: standard input is closed")
+    binary = getattr(stdin, "buffer", None)
+    if binary is not None:
+        # Bytes, decoded per line: a stray non-UTF-8 byte becomes a character that the
+        # parser names with its position, not a UnicodeDecodeError for the whole stream.
+        for raw in binary:
+            yield raw.decode("utf-8", "surrogateescape")
+    else:
+        yield from stdin
+
+
+def inputs(arguments: list[str]) -> Iterator[Input]:
+    """The arguments in order, ``-`` replaced by the non-empty lines of stdin (read lazily)."""
+    for index, argument in enumerate(arguments, 1):
+        if argument != "-":
+            yield Input(argument, f"argument {index}")
+            continue
+        for number, line in enumerate(_stdin_lines(), 1):
+            text = line.rstrip("\r\n")
+            if text:
+                yield Input(text, f"stdin line {number}")

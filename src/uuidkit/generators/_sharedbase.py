@@ -1,0 +1,267 @@
+"""The reservation bookkeeping behind the state-file generators (see
+:mod:`uuidkit.generators.shared` for the design and the guarantees).
+
+References: RFC 9562 §6.3; RFC 4122 §4.2.1.1-§4.2.1.4.
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+import threading
+from dataclasses import dataclass
+from typing import Final
+from uuid import UUID
+
+from uuidkit import _system
+from uuidkit._construct import from_int_unchecked
+from uuidkit.errors import InvalidField
+from uuidkit.generators._policy import (
+    Clock,
+    RandomBytes,
+    Sleep,
+    check_callable,
+    check_count,
+    check_int,
+    register_for_fork,
+)
+from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS
+from uuidkit.generators.statefile import (
+    DEFAULT_LOCK_TIMEOUT_MS,
+    StateFile,
+    StoredState,
+    warn_unavailable,
+)
+
+__all__ = ["V7_COUNTER_BITS", "SharedConfig", "SharedGenerator"]
+
+#: v7 layout of a shared generator: RFC 9562 §6.2 Method 1 counter of 42 bits (rand_a and
+#: the top 30 bits of rand_b), then 32 random bits.
+V7_COUNTER_BITS: Final = 42
+
+
+@dataclass(frozen=True, slots=True)
+class SharedConfig:
+    """Reservation sizes and durability of a state-file generator.
+
+    References: RFC 4122 §4.2.1.3 (window ahead), §4.2.1.4 (blocks).
+    """
+
+    #: Length of a reservation window, in milliseconds: how far ahead of the clock the stored
+    #: timestamp is set, and how long a process generates without touching the file.
+    window_ms: int = 1_000
+    #: v7 only: counter values per range (per millisecond per process before re-reserving).
+    counter_block: int = 1 << 20
+    #: How far ahead of the clock values and stored windows may run, in milliseconds (at
+    #: least ``window_ms``). A generator whose clock falls further behind its last value
+    #: restarts at the clock; a stored window ending further ahead is "future-dated": it is
+    #: refused with a :class:`StateUnavailableWarning` and a fresh start.
+    max_future_ms: int = DEFAULT_MAX_AHEAD_MS
+    #: fsync the file and its directory on every write.
+    durable: bool = True
+    #: v1 only: longest wait for the clock to reach a new 100 ns tick, in milliseconds
+    #: (RFC 4122 §4.2.1.2: stall rather than run ahead).
+    max_wait_ms: int = 1_000
+    #: Longest wait for another process's lock on the state file, in milliseconds.
+    lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS
+
+    def __post_init__(self) -> None:
+        for name, low, high in (
+            ("window_ms", 1, 1 << 32),
+            ("counter_block", 1, 1 << (V7_COUNTER_BITS - 2)),
+            ("max_future_ms", self.window_ms, 1 << 40),
+            ("max_wait_ms", 0, 1 << 32),
+            ("lock_timeout_ms", 0, 1 << 32),
+        ):
+            check_int(name, getattr(self, name), low, high)
+        if type(self.durable) is not bool:
+            raise InvalidField(f"durable: expected a bool, found {self.durable!r}", "durable")
+
+
+class SharedGenerator(abc.ABC):
+    """Reservation bookkeeping common to the v7 and v1/v6 state-file generators."""
+
+    _KIND = "v7"
+    _RANGE_BITS = V7_COUNTER_BITS
+    _UNIT = "ms"
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        config: SharedConfig | None,
+        clock: Clock,
+        random_bytes: RandomBytes,
+        sleep_ns: Sleep = _system.sleep_ns,
+        monotonic_ns: Clock = _system.monotonic_ns,
+    ) -> None:
+        self.config = config if config is not None else SharedConfig()
+        if not isinstance(self.config, SharedConfig):
+            raise InvalidField(f"config: expected a SharedConfig, found {config!r}", "config")
+        for name, function in (
+            ("clock", clock),
+            ("random_bytes", random_bytes),
+            ("sleep_ns", sleep_ns),
+            ("monotonic_ns", monotonic_ns),
+        ):
+            check_callable(name, function)
+        self.file = StateFile(
+            path,
+            durable=self.config.durable,
+            lock_timeout_ms=self.config.lock_timeout_ms,
+            monotonic_ns=monotonic_ns,
+            sleep_ns=sleep_ns,
+        )
+        self._clock = clock
+        self._random_bytes = random_bytes
+        self._sleep_ns = sleep_ns
+        self._monotonic_ns = monotonic_ns
+        self._lock = threading.Lock()
+        self._in_memory: StoredState | None = None  # set when the file cannot be written
+        self._window_end = -1
+        self._range_start = 0
+        self._range_end = 0
+        self._unit = -1  # time unit of the last value (ms or tick)
+        self._node: int | None = None
+        # Set by a restart: the next reservation ignores the stored window (it is too far
+        # ahead of the clock) and opens a new one at the clock.
+        self._fresh_start = False
+        # RFC 4122 §4.2.1.1: "The state only needs to be read from stable storage once at
+        # boot time": checked (and warned about) now; reservations re-read it under the lock
+        # because other processes may have moved it.
+        #: The state found at start-up (``None``: unavailable, with a warning).
+        self.initial_state = self.file.read()
+        register_for_fork(self)
+
+    @abc.abstractmethod
+    def _units_of(self, now_ns: int) -> int:
+        """The time unit (v7: Unix ms; v1/v6: Gregorian 100 ns tick) of ``now_ns``."""
+
+    def _range_size(self) -> int:
+        return 1
+
+    def _seed(self) -> int:
+        # A fresh window starts at a random range with its top bit zero (rollover guard).
+        bits = self._RANGE_BITS - 1
+        return int.from_bytes(self._random_bytes(8)) & ((1 << bits) - 1)
+
+    def _usable(self, stored: StoredState | None, now_unit: int) -> StoredState | None:
+        if stored is None:
+            return None
+        if stored.kind != self._KIND:
+            warn_unavailable(self.file.path, f"kind {stored.kind!r}, expected {self._KIND!r}")
+            return None
+        ahead = stored.window_end - now_unit
+        if ahead > self._ahead_units():
+            # Loud, never silent: continuing above this window would stamp every value that
+            # far ahead; the values it covers can only have been made by a clock that far
+            # ahead (max_future_ms bounds every generator's own run-ahead).
+            warn_unavailable(
+                self.file.path,
+                f"future-dated: window ends {ahead} {self._UNIT} after the clock, beyond "
+                f"max_future_ms={self.config.max_future_ms}",
+            )
+            return None
+        return stored
+
+    def _ahead_units(self) -> int:
+        return self.config.max_future_ms * self._units_per_ms()
+
+    def _restart(self, now_ns: int) -> None:
+        """The clock fell more than ``max_future_ms`` behind this generator's last value:
+        forget the range and the last value, and reserve afresh at the clock.
+
+        References: RFC 9562 §6.2 "Monotonic Error Checking"; RFC 4122 §4.2.1.1.
+        """
+        self._window_end = -1
+        self._range_end = self._range_start = 0
+        self._unit = -1
+        self._fresh_start = True
+
+    def _units_per_ms(self) -> int:
+        return 1
+
+    def _next_state(self, stored: StoredState | None, at: int, now_ns: int) -> StoredState:
+        """The state after reserving a range usable at time unit ``at`` (or later)."""
+        size = self._range_size()
+        if stored is not None and at <= stored.window_end:
+            if stored.next_range + size <= 1 << self._RANGE_BITS:
+                return StoredState(
+                    self._KIND,
+                    stored.window_start,
+                    stored.window_end,
+                    stored.next_range + size,
+                    stored.node,
+                    now_ns,
+                )
+            at = stored.window_end + 1  # every range of the window is used: next window
+        # Never below this generator's own last time unit: its values must keep increasing.
+        start = max(at, self._unit + 1)
+        end = start + self.config.window_ms * self._units_per_ms() - 1
+        return StoredState(self._KIND, start, end, self._seed() + size, self._node, now_ns)
+
+    def _reserve(self, at: int, now_ns: int) -> int:
+        """Reserve a range usable at ``at``; returns the time unit to use (>= ``at``)."""
+        now_unit = self._units_of(now_ns)
+        if self._in_memory is None:
+            try:
+                with self.file:
+                    stored = None if self._fresh_start else self._read_current()
+                    stored = self._usable(stored, now_unit)
+                    state = self._adopt(stored, at, now_ns)
+                    self.file.write(state)
+            except OSError as error:
+                # An unsafe file or a lock held too long is a StateFileError and propagates:
+                # only a location the disk refuses falls back to memory.
+                warn_unavailable(self.file.path, f"unwritable: {error}")
+                state = self._adopt(None, at, now_ns)
+                self._in_memory = state
+        else:
+            state = self._adopt(None if self._fresh_start else self._in_memory, at, now_ns)
+            self._in_memory = state
+        self._fresh_start = False
+        self._window_end = state.window_end
+        self._range_end = state.next_range
+        self._range_start = state.next_range - self._range_size()
+        return max(at, state.window_start)
+
+    def _read_current(self) -> StoredState | None:
+        # A file deleted since start-up (``uuidkit state reset``) is a fresh start; the
+        # start-up read already warned about a missing file.
+        return self.file.read() if self.file.exists() else None
+
+    def _adopt(self, stored: StoredState | None, at: int, now_ns: int) -> StoredState:
+        return self._next_state(stored, at, now_ns)
+
+    def __call__(self) -> UUID:
+        """The next UUID of this generator's version.
+
+        References: RFC 9562 §5.6, §5.7, §6.3.
+        """
+        with self._lock:
+            return from_int_unchecked(self._next_int())
+
+    def generate(self, count: int) -> list[UUID]:
+        """``count`` consecutive values under one lock acquisition.
+
+        References: RFC 9562 §6.2, §6.3.
+        """
+        with self._lock:
+            return [from_int_unchecked(self._next_int()) for _ in range(check_count(count))]
+
+    @abc.abstractmethod
+    def _next_int(self) -> int:
+        """The next value as an integer; called with the lock held."""
+
+    def reset_after_fork(self) -> None:
+        """In a forked child: drop the parent's range and lock so the child reserves its own.
+
+        References: RFC 9562 §6.9.
+        """
+        self._lock = threading.Lock()
+        self._window_end = -1
+        self._range_end = self._range_start = 0
+        # An in-memory reservation (unwritable file) would hand the child the parent's next
+        # range: the child retries the file and otherwise starts from a fresh random seed.
+        self._in_memory = None
+        self._fresh_start = False
+        self.file.reopen_after_fork()

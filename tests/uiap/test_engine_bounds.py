@@ -1,0 +1,271 @@
+"""Every table the network feeds has a cap and an expiry, and a flood of forged
+Claim-Attempts neither grows memory past a documented bound nor stops honest claims.
+
+The memory bound is derived from the caps of ``EngineConfig`` and the per-entry budgets
+documented in docs/uiap.md ("Bounded state"), not from anything the engine reports.
+
+References: UIAP §4.2.2.1, §5.1, §7, §9.
+"""
+
+from __future__ import annotations
+
+import random
+import tracemalloc
+from collections.abc import Iterator
+
+import pytest
+from engine_wire import DOMAIN, attempt, inject, unique
+
+from uuidkit.uiap import (
+    LIFETIME_INFINITE,
+    ClaimFailed,
+    ClaimSucceeded,
+    DomainID,
+    DropReason,
+    Engine,
+    EngineConfig,
+    FailureReason,
+    Message,
+    MessageType,
+    ProxyDefenseEnded,
+    ProxyDefenseStarted,
+    UIDSpace,
+    encode,
+)
+from uuidkit.uiap.limits import RateLimiter
+
+#: Per-entry memory budgets, in bytes, as documented in docs/uiap.md ("Bounded state").
+FLOOD_RECORD_BYTES = 512
+PROXY_RECORD_BYTES = 1536
+SOURCE_BUCKET_BYTES = 512
+QUEUED_EVENT_BYTES = 256
+FIXED_BYTES = 2 * 1024 * 1024
+
+FORGED_ATTEMPTS = 100_000
+FORGED_PROXIES = 10_000
+ATTACK_SECONDS = 5.0
+
+
+def memory_bound(config: EngineConfig) -> int:
+    """The documented bound: every cap times its entry's budget, plus the fixed part."""
+    return (
+        config.max_flood_records * FLOOD_RECORD_BYTES
+        + config.max_proxy_records * PROXY_RECORD_BYTES
+        + config.max_tracked_sources * SOURCE_BUCKET_BYTES
+        + config.max_queued_events * QUEUED_EVENT_BYTES
+        + FIXED_BYTES
+    )
+
+
+def forged_datagrams(seed: int) -> Iterator[bytes]:
+    """100,000 Claim-Attempts from random device IDs in the honest domain and 10,000 X+R
+    proxies (infinite lifetime, random prefixes) in random domains, interleaved."""
+    rng = random.Random(seed)
+    attempt_template = bytearray(encode(attempt(1, 0, UIDSpace.unique(b"\0\0\0\0"))))
+    every = FORGED_ATTEMPTS // FORGED_PROXIES
+    for index in range(FORGED_ATTEMPTS + FORGED_PROXIES):
+        if index % (every + 1) == every:
+            domain = DomainID(rng.getrandbits(56) << 8)
+            space = UIDSpace.prefix(rng.randbytes(rng.randrange(1, 6)))
+            message = Message(
+                MessageType.CLAIM_ATTEMPT, rng.getrandbits(63) + 1, rng.getrandbits(32),
+                domain, space, lifetime=LIFETIME_INFINITE, proxy=True, reclaim=True,
+                claim_reference=rng.getrandbits(32),
+            )  # fmt: skip
+            yield encode(message)
+            continue
+        data = attempt_template
+        data[8:16] = (rng.getrandbits(63) + 1).to_bytes(8)  # Originating Device ID
+        data[16:20] = rng.getrandbits(32).to_bytes(4)  # Sequence Number
+        data[36:40] = rng.getrandbits(32).to_bytes(4)  # the UID
+        yield bytes(data)
+
+
+class Site:
+    """Target T (device 1) on links "evil" and "good"; honest H (device 2) on "good"."""
+
+    def __init__(self, config: EngineConfig) -> None:
+        self.target = Engine(1, random.Random(1), config)
+        self.honest = Engine(2, random.Random(2), config)
+        self.target.add_interface("evil")
+        self.target.add_interface("good")
+        self.honest.add_interface("good")
+
+    def pump(self, now: float) -> None:
+        """Run both engines' timers and move datagrams on "good" until it is quiet."""
+        target, honest = self.target, self.honest
+        target.handle_timer(now)
+        honest.handle_timer(now)
+        while True:
+            to_honest = [t for t in target.datagrams_to_send() if t.interface == "good"]
+            to_target = honest.datagrams_to_send()
+            if not to_honest and not to_target:
+                return
+            for transmit in to_honest:
+                honest.receive_datagram(transmit.data, "good", 1, now)
+            for transmit in to_target:
+                target.receive_datagram(transmit.data, "good", 2, now)
+
+
+def drain(engine: Engine) -> list[object]:
+    return list(iter(engine.next_event, None))
+
+
+@pytest.mark.parametrize("limits", ["default", "off"])
+def test_a_forged_flood_stays_within_the_memory_bound_and_honest_claims_work(
+    limits: str,
+) -> None:
+    unlimited = {"source_rate": None, "interface_rate": None}
+    config = EngineConfig(**(unlimited if limits == "off" else {}))  # type: ignore[arg-type]
+    site = Site(config)
+    target, honest = site.target, site.honest
+    target.claim(DOMAIN, unique(5), 3600, 0.0)
+    site.pump(3.0)
+    start = 3.0
+    # Memory is measured where the caps alone hold it (tracemalloc triples the run time).
+    measure = limits == "off"
+    if measure:
+        tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]  # (0, 0) when not tracing
+        total = FORGED_ATTEMPTS + FORGED_PROXIES
+        step = ATTACK_SECONDS / total
+        for index, data in enumerate(forged_datagrams(seed=7)):
+            now = start + index * step
+            # Forged source addresses too: every datagram from a new link-local source.
+            target.receive_datagram(data, "evil", ("fe80::", index), now)
+            target.datagrams_to_send()
+            if index % 100 == 0:
+                site.pump(now)
+                if index == total // 5:  # one second into the attack
+                    fresh = honest.claim(DOMAIN, unique(7), 600, now)
+                    taken = honest.claim(DOMAIN, unique(5), 600, now)
+                    own = target.claim(DOMAIN, unique(9), 600, now)
+        site.pump(start + ATTACK_SECONDS + 5.0)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    if measure:
+        assert peak < memory_bound(config), f"{peak} bytes, over the bound {memory_bound(config)}"
+    honest_results = [e for e in drain(honest) if isinstance(e, ClaimSucceeded | ClaimFailed)]
+    assert [(type(e), e.claim) for e in honest_results] == [
+        (ClaimFailed, taken),  # denied by T, who holds 5
+        (ClaimSucceeded, fresh),
+    ]
+    assert isinstance(honest_results[0], ClaimFailed)
+    assert honest_results[0].reason is FailureReason.DENIED
+    assert any(isinstance(e, ClaimSucceeded) and e.claim == own for e in drain(target))
+    stats = target.stats
+    if limits == "off":
+        # The caps alone: the flood table evicts, the proxy table refuses.
+        assert stats.flood_records_evicted > 0
+        assert stats.dropped[DropReason.PROXY_TABLE_FULL] > 0
+    else:
+        limited = stats.dropped[DropReason.RATE_LIMITED_INTERFACE]
+        limited += stats.dropped[DropReason.RATE_LIMITED_SOURCE]
+        # Admitted: at most the interface's burst plus its rate over the attack.
+        admitted = total - limited
+        assert config.interface_rate is not None
+        assert admitted <= config.interface_burst + config.interface_rate * ATTACK_SECONDS + 1
+    assert stats.events_dropped > 0  # nobody drained the events during the attack
+
+
+# ---------------------------------------------------------------- each bound on its own
+
+
+def test_flood_records_are_capped_but_own_floods_are_never_evicted() -> None:
+    config = EngineConfig(max_flood_records=50, source_rate=None, interface_rate=None)
+    engine = Engine(1, random.Random(0), config)
+    engine.add_interface("a")
+    handle = engine.claim(DOMAIN, unique(5), 60, 0.0)
+    (own,) = engine.datagrams_to_send()
+    for sequence in range(500):
+        inject(engine, attempt(7, sequence, unique(9)), "a", 7, 0.1)
+    assert engine.stats.flood_records_evicted == 450
+    # §4.2.2.3: our own attempt is still remembered: a deny for it fails the claim.
+    deny = bytearray(own.data)
+    deny[1] |= MessageType.CLAIM_DENY << 4
+    engine.receive_datagram(bytes(deny), "a", 7, 0.2)
+    results = [e for e in drain(engine) if isinstance(e, ClaimFailed)]
+    assert results == [ClaimFailed(handle, FailureReason.DENIED, DOMAIN, unique(5))]
+    # An evicted flood's copy is processed again (forwarded, not a duplicate).
+    duplicates = engine.stats.dropped[DropReason.DUPLICATE]
+    inject(engine, attempt(7, 0, unique(9)), "a", 7, 0.3)
+    assert engine.stats.dropped[DropReason.DUPLICATE] == duplicates
+
+
+def test_proxy_records_are_capped_and_their_lifetime_too() -> None:
+    config = EngineConfig(max_proxy_records=3, max_proxy_lifetime=100.0)
+    engine = Engine(9, random.Random(0), config)
+    engine.add_interface("a")
+    for claimant in range(1, 6):
+        x_r = attempt(claimant, 1, unique(claimant), proxy=True, reclaim=True)
+        inject(engine, x_r.replace(lifetime=LIFETIME_INFINITE), "a", claimant, 1.0)
+    started = [e for e in drain(engine) if isinstance(e, ProxyDefenseStarted)]
+    # §5.1: a proxy "MAY stop defending a claim at any earlier time": 100 s, not for ever.
+    assert [(e.claimant, e.expires) for e in started] == [(1, 101.0), (2, 101.0), (3, 101.0)]
+    assert engine.stats.dropped[DropReason.PROXY_TABLE_FULL] == 2
+    # A known claim may still be renewed when the table is full.
+    inject(engine, attempt(1, 2, unique(1), proxy=True, reclaim=True, lifetime=30), "a", 1, 2.0)
+    assert engine.stats.dropped[DropReason.PROXY_TABLE_FULL] == 2
+    engine.handle_timer(101.0)
+    ended = [e.claimant for e in drain(engine) if isinstance(e, ProxyDefenseEnded)]
+    assert sorted(ended) == [1, 2, 3]  # claimant 1's renewal ended at 32 s
+
+
+def test_renewals_leave_the_timer_heap_small() -> None:
+    # Each renewal of a proxy record (or reclaim of a claim) used to leave its old
+    # deadline in the heap until it came due: one entry per renewal.
+    engine = Engine(9, random.Random(0), EngineConfig(source_rate=None, interface_rate=None))
+    engine.add_interface("a")
+    handle = engine.claim(DOMAIN, unique(5), 100_000, 0.0)
+    engine.handle_timer(5.0)
+    for sequence in range(2_000):
+        x_r = attempt(1, sequence, unique(1), proxy=True, reclaim=True, lifetime=50_000)
+        inject(engine, x_r, "a", 1, 5.0 + sequence * 0.001)
+    for step in range(200):
+        now = 10.0 + step * 2
+        assert engine.claim(DOMAIN, unique(5), 100_000, now, reclaim=True) == handle
+        engine.handle_timer(now + 1.5)
+    live = engine._timers.live
+    assert live == 2  # the claim's expiry and the proxy record's
+    assert len(engine._timers) <= 2 * live + 32
+
+
+def test_sequence_runs_are_capped() -> None:
+    # §9: forged messages with our device ID and a close sequence number make us jump.
+    config = EngineConfig(max_sequence_runs=4, source_rate=None, interface_rate=None)
+    engine = Engine(1, random.Random(0), config)
+    engine.add_interface("a")
+    for index in range(50):
+        current = engine._sequences.current
+        inject(engine, attempt(1, (current + 1) % 2**32, unique(index)), "a", 7, 1.0)
+    assert engine.stats.device_id_conflicts == 50
+    assert engine._sequences.run_count == 4
+
+
+def test_network_events_are_capped_but_results_always_queue() -> None:
+    config = EngineConfig(max_queued_events=10)
+    engine = Engine(9, random.Random(0), config)
+    engine.add_interface("a")
+    handle = engine.claim(DOMAIN, unique(5), 60, 0.0)
+    for index in range(100):
+        engine.receive_datagram(b"\x01junk", "a", index, 0.1)
+    engine.handle_timer(3.0)
+    events = drain(engine)
+    assert len(events) == 11 and engine.stats.events_dropped == 90
+    assert isinstance(events[-1], ClaimSucceeded) and events[-1].claim == handle
+
+
+def test_token_buckets_refill_with_the_time_passed_in() -> None:
+    limiter = RateLimiter(2.0, 3, 1.0, 4, max_sources=2)
+    admitted = [limiter.admit("a", "s", 0.0) is None for _ in range(5)]
+    assert admitted == [True, True, True, False, False]  # the source's burst of 3
+    assert limiter.admit("a", "s", 0.5) is None  # 0.5 s at 2/s: one more for "s"
+    assert limiter.admit("a", "s", 0.5) is DropReason.RATE_LIMITED_SOURCE
+    # "t" has a full bucket, but the interface's 4 + 0.5 tokens are spent.
+    assert limiter.admit("a", "t", 0.5) is DropReason.RATE_LIMITED_INTERFACE
+    assert limiter.admit("a", "t", 1.0) is None  # 0.5 s more at 1/s
+    assert limiter.admit("a", "u", 1.0) is DropReason.RATE_LIMITED_INTERFACE
+    assert len(limiter) == 3  # two sources kept ("s", least recently used, forgotten) + "a"
+    assert limiter.admit("a", "s", 0.0) is DropReason.RATE_LIMITED_INTERFACE  # no refill back
