@@ -10,7 +10,18 @@ draft-white-zeroconf-uiap-00.
 from __future__ import annotations
 
 import typing
-from uuid import UUID
+
+# The rest of the standard library's uuid namespace, with its own meanings: ``import uuidkit
+# as uuid`` works for code written against Python 3.14's uuid module.
+from uuid import (
+    RESERVED_FUTURE,
+    RESERVED_MICROSOFT,
+    RESERVED_NCS,
+    RFC_4122,
+    UUID,
+    SafeUUID,
+    getnode,
+)
 
 from uuidkit.errors import (
     ClockRegressionError,
@@ -136,6 +147,10 @@ __all__ = [
     "NAMESPACE_URL",
     "NAMESPACE_X500",
     "NIL",
+    "RESERVED_FUTURE",
+    "RESERVED_MICROSOFT",
+    "RESERVED_NCS",
+    "RFC_4122",
     "UUID",
     "ClockRegressionError",
     "CounterOverflowError",
@@ -145,6 +160,7 @@ __all__ = [
     "MaxFields",
     "NilFields",
     "OpaqueFields",
+    "SafeUUID",
     "StateFileError",
     "UUIDFields",
     "UUIDKitError",
@@ -174,6 +190,7 @@ __all__ = [
     "from_bytes_le",
     "from_fields",
     "from_int",
+    "getnode",
     "is_max",
     "is_nil",
     "parse",

@@ -11,6 +11,7 @@
         │   └── CounterOverflowError     the per-tick counter/budget is exhausted
         ├── StateFileError           a generator state file cannot be used
         └── UIAPError                base of the UIAP errors
+            ├── InvalidMessage       a Message field out of range (also an InvalidField)
             ├── DecodeError          a datagram that is not a valid UIAP message
             │   │                    (``.field``, ``.offset``)
             │   └── UnsupportedVersion   a well-formed header with an unknown Version
@@ -39,6 +40,7 @@ __all__ = [
     "EngineError",
     "GeneratorError",
     "InvalidField",
+    "InvalidMessage",
     "InvalidUUID",
     "SimulationError",
     "SpaceError",
@@ -96,6 +98,14 @@ class StateFileError(UUIDKitError):
 
 class UIAPError(UUIDKitError):
     """Base of the UIAP (draft-white-zeroconf-uiap-00) errors."""
+
+
+class InvalidMessage(UIAPError, InvalidField):
+    """A UIAP ``Message`` built with a field out of its range or inconsistent with another.
+
+    Both a :class:`UIAPError` (``except UIAPError`` catches every UIAP problem) and an
+    :class:`InvalidField` (``.field`` names the field as UIAP §4.1 does).
+    """
 
 
 class DecodeError(UIAPError):

@@ -88,6 +88,8 @@ class TransportConfig:
             isinstance(names, str) or not all(isinstance(n, str) and n for n in names)
         ):
             raise TransportError("interfaces must be a tuple of names or None", "interfaces")
+        if names is not None:
+            object.__setattr__(self, "interfaces", tuple(names))
         for name in ("port", "reply_port"):
             value = getattr(self, name)
             if not isinstance(value, int) or value not in _UDP_PORTS:

@@ -174,6 +174,8 @@ class UIAPNode:
                 loop.remove_reader(sock.fileno())
                 sock.close()
         self._sockets, self._netlink = {}, None
+        for name in self._active:
+            self.engine.remove_interface(name)
         self._active.clear()
         self._by_index.clear()
         for waiter in self._waiters.values():
