@@ -73,6 +73,14 @@ class DaemonProcess:
         done = self.cli(*args, "--json")
         return done.returncode, json.loads(done.stdout) if done.stdout else None
 
+    def signal(self, signum: int) -> None:
+        assert self.process is not None
+        self.process.send_signal(signum)
+
+    def notified(self) -> str:
+        """The next message the daemon sent its service manager."""
+        return self.manager.recv(4096).decode()
+
     def stop(self) -> int:
         """SIGTERM and wait; the exit status."""
         assert self.process is not None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -53,6 +54,11 @@ def test_three_hosts_through_the_command_line(network: Network, tmp_path: Path) 
         # Release ends the defense.
         assert hosts["a"].cli("release", granted["claim"]).returncode == 0
         assert hosts["b"].cli("claim", "--domain", DOMAIN, "--uid", "2a").returncode == 0
+        # SIGHUP reloads (and says so to the service manager); the daemon keeps serving.
+        hosts["c"].signal(signal.SIGHUP)
+        assert hosts["c"].notified() == "RELOADING=1"
+        assert hosts["c"].notified() == "READY=1"
+        assert hosts["c"].cli("list").returncode == 0
         # SIGTERM: a clean stop that removes the socket file.
         assert hosts["c"].stop() == 0
         assert not os.path.exists(hosts["c"].socket)
@@ -126,3 +132,25 @@ def test_a_missing_interface_is_one_line_and_status_2(
         assert process.process is not None and process.process.returncode == 2
     finally:
         process.close()
+
+
+def test_ipv4_with_unprivileged_ports(network: Network, tmp_path: Path) -> None:
+    """UIAP §2.3 "could equally be implemented over IPv4": the daemon's --ipv4 and ports."""
+    flags = ("--ipv4", "--port", "41121", "--reply-port", "41122")
+    for host in ("a", "b"):
+        network.add_host(host)
+    network.segment(["a", "b"])
+    for number, host in enumerate(("a", "b"), start=1):
+        network.add_ipv4(host, "e0", f"169.254.9.{number}/16")
+    processes = {host: DaemonProcess(network, host, tmp_path, *flags) for host in ("a", "b")}
+    try:
+        for process in processes.values():
+            process.start()
+        with processes["a"].client() as a, processes["b"].client() as b:
+            assert a.claim(DOMAIN, UIDSpace.unique(b"\x44"), 60).granted
+            assert not b.claim(DOMAIN, UIDSpace.unique(b"\x44"), 60).granted
+            status = a.status()["counters"]
+            assert (status["family"], status["port"]) == ("ipv4", 41121)
+    finally:
+        for process in processes.values():
+            process.close()

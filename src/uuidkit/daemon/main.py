@@ -186,7 +186,6 @@ class Daemon:
         if server._server is not None:
             server._server.close()
         await service.stop()
-        await asyncio.sleep(0)  # let the handlers send their "stopping" replies
         await server.stop()
         store.close()
         self._remove_signals()

@@ -108,6 +108,8 @@ class _Client:
         self.uid = uid
         self.writer = writer
         self.watching = False
+        #: A request is being answered (its reply not yet written).
+        self.busy = False
 
 
 class APIServer:
@@ -134,6 +136,12 @@ class APIServer:
         """Stop accepting, close every client, remove the socket file we created."""
         if self._server is not None:
             self._server.close()
+        # Let the requests in progress write their replies ("stopping" for abandoned
+        # claims), for at most two seconds.
+        for _ in range(200):
+            if not any(client.busy for client in self.clients):
+                break
+            await asyncio.sleep(0.01)
         for client in list(self.clients):
             client.writer.close()
         for task in list(self._tasks):
@@ -229,6 +237,13 @@ class APIServer:
     async def _answer(self, client: _Client, line: bytes) -> bool:
         """Handle one request line; false when the connection must close."""
         self.requests += 1
+        client.busy = True
+        try:
+            return await self._answer_one(client, line)
+        finally:
+            client.busy = False
+
+    async def _answer_one(self, client: _Client, line: bytes) -> bool:
         request_id: int | str | None = None
         try:
             request = parse_request(line)
