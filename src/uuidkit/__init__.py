@@ -10,7 +10,18 @@ draft-white-zeroconf-uiap-00.
 from __future__ import annotations
 
 import typing
-from uuid import UUID
+
+# The rest of the standard library's uuid namespace, with its own meanings: ``import uuidkit
+# as uuid`` works for code written against Python 3.14's uuid module.
+from uuid import (
+    RESERVED_FUTURE,
+    RESERVED_MICROSOFT,
+    RESERVED_NCS,
+    RFC_4122,
+    UUID,
+    SafeUUID,
+    getnode,
+)
 
 from uuidkit.errors import (
     ClockRegressionError,
@@ -18,6 +29,7 @@ from uuidkit.errors import (
     GeneratorError,
     InvalidField,
     InvalidUUID,
+    NodeUnavailableError,
     StateFileError,
     UUIDKitError,
 )
@@ -136,6 +148,10 @@ __all__ = [
     "NAMESPACE_URL",
     "NAMESPACE_X500",
     "NIL",
+    "RESERVED_FUTURE",
+    "RESERVED_MICROSOFT",
+    "RESERVED_NCS",
+    "RFC_4122",
     "UUID",
     "ClockRegressionError",
     "CounterOverflowError",
@@ -144,7 +160,9 @@ __all__ = [
     "InvalidUUID",
     "MaxFields",
     "NilFields",
+    "NodeUnavailableError",
     "OpaqueFields",
+    "SafeUUID",
     "StateFileError",
     "UUIDFields",
     "UUIDKitError",
@@ -174,6 +192,7 @@ __all__ = [
     "from_bytes_le",
     "from_fields",
     "from_int",
+    "getnode",
     "is_max",
     "is_nil",
     "parse",

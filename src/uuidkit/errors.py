@@ -8,9 +8,11 @@
         ├── InvalidField             a layout field out of range (``.field``)
         ├── GeneratorError           a generator policy refused to produce a value
         │   ├── ClockRegressionError     the clock went back further than the policy allows
-        │   └── CounterOverflowError     the per-tick counter/budget is exhausted
+        │   ├── CounterOverflowError     the per-tick counter/budget is exhausted
+        │   └── NodeUnavailableError     no claimed node ID to build node-bearing UUIDs with
         ├── StateFileError           a generator state file cannot be used
         └── UIAPError                base of the UIAP errors
+            ├── InvalidMessage       a Message field out of range (also an InvalidField)
             ├── DecodeError          a datagram that is not a valid UIAP message
             │   │                    (``.field``, ``.offset``)
             │   └── UnsupportedVersion   a well-formed header with an unknown Version
@@ -39,7 +41,9 @@ __all__ = [
     "EngineError",
     "GeneratorError",
     "InvalidField",
+    "InvalidMessage",
     "InvalidUUID",
+    "NodeUnavailableError",
     "SimulationError",
     "SpaceError",
     "StateFileError",
@@ -90,12 +94,30 @@ class CounterOverflowError(GeneratorError):
     """The counter (or the per-tick budget) of the current timestamp is exhausted."""
 
 
+class NodeUnavailableError(GeneratorError):
+    """A node-bearing generator has no node ID it may use: the claim was lost (a collision
+    after a site merge, a failed renewal, the daemon gone) and the policy is to raise, or a
+    new claim could not be made. ``reason`` says which."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
 class StateFileError(UUIDKitError):
     """A generator state file cannot be read, parsed, locked or written."""
 
 
 class UIAPError(UUIDKitError):
     """Base of the UIAP (draft-white-zeroconf-uiap-00) errors."""
+
+
+class InvalidMessage(UIAPError, InvalidField):
+    """A UIAP ``Message`` built with a field out of its range or inconsistent with another.
+
+    Both a :class:`UIAPError` (``except UIAPError`` catches every UIAP problem) and an
+    :class:`InvalidField` (``.field`` names the field as UIAP §4.1 does).
+    """
 
 
 class DecodeError(UIAPError):

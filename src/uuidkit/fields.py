@@ -130,7 +130,9 @@ class V1Fields:
 
     @property
     def timestamp(self) -> int:
-        """The 60-bit Gregorian timestamp reassembled from time_high, time_mid, time_low.
+        """The 60-bit Gregorian timestamp reassembled from time_high, time_mid, time_low, in
+        units of 100 nanoseconds since 1582-10-15 00:00:00 UTC (not Unix time: for Unix-epoch
+        nanoseconds use :func:`timestamp_ns`).
 
         References: RFC 9562 §5.1 (time_low: "The least significant 32 bits").
         """
@@ -205,7 +207,9 @@ class V6Fields:
 
     @property
     def timestamp(self) -> int:
-        """The 60-bit Gregorian timestamp reassembled from time_high, time_mid, time_low.
+        """The 60-bit Gregorian timestamp reassembled from time_high, time_mid, time_low, in
+        units of 100 nanoseconds since 1582-10-15 00:00:00 UTC (not Unix time: for Unix-epoch
+        nanoseconds use :func:`timestamp_ns`).
 
         References: RFC 9562 §5.6 (time_high: "The most significant 32 bits").
         """
@@ -322,7 +326,8 @@ def fields(value: UUID) -> UUIDFields:
 
 
 def timestamp_ns(value: UUID) -> int | None:
-    """The embedded time as Unix-epoch nanoseconds (negative before 1970), or ``None`` for
+    """The embedded time in nanoseconds since the Unix epoch, 1970-01-01 00:00:00 UTC
+    (negative before 1970; v1/v6 Gregorian ticks converted), or ``None`` for
     layouts without a full timestamp (v2 keeps only its top 28 bits; v3/v4/v5/v8 have none).
 
     v1/v6 resolve 100 ns; v7 resolves 1 ms (its rand_a is not assumed to be a fraction).

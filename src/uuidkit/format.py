@@ -1,9 +1,11 @@
 """Writing UUIDs: every text form :func:`uuidkit.parse` reads, plus integer and byte forms.
 
 The named helpers are thin and fast; :func:`format_uuid` picks a text style by name (the
-command line's ``--format``). Every text style except ``int`` and ``bytes_le`` is read back
-by :func:`uuidkit.parse`; ``int`` by :func:`uuidkit.from_int` and ``bytes_le`` by
-:func:`uuidkit.from_bytes_le` after :meth:`bytes.fromhex`.
+command line's ``--format``). Each takes a :class:`uuid.UUID` (any subclass): anything else
+raises :class:`~uuidkit.errors.InvalidUUID` rather than formatting ``str(5)`` as a UUID.
+Every text style except ``int`` and ``bytes_le`` is read back by :func:`uuidkit.parse`;
+``int`` by :func:`uuidkit.from_int` and ``bytes_le`` by :func:`uuidkit.from_bytes_le` after
+:meth:`bytes.fromhex`.
 
 References: RFC 9562 §4 (hex-and-dash form, Figures 1-4), RFC 8141 (URN syntax).
 """
@@ -15,7 +17,7 @@ from typing import Final
 from uuid import UUID
 
 from uuidkit._accel import compiled
-from uuidkit.errors import UUIDKitError
+from uuidkit.errors import InvalidField, InvalidUUID
 
 __all__ = [
     "FORMAT_STYLES",
@@ -31,12 +33,19 @@ __all__ = [
 ]
 
 
+def _checked(u: object) -> UUID:
+    """``u`` if it is a :class:`uuid.UUID`; otherwise an :class:`InvalidUUID` naming its type."""
+    if isinstance(u, UUID):
+        return u
+    raise InvalidUUID(f"expected a uuid.UUID, found {type(u).__name__} {u!r:.40}")
+
+
 def to_hyphenated(u: UUID) -> str:
     """``f81d4fae-7dec-11d0-a765-00a0c91e6bf6``: the lower-case 8-4-4-4-12 form (``str(u)``).
 
     References: RFC 9562 §4 (Figure 1).
     """
-    return str(u)
+    return str(_checked(u))
 
 
 def to_upper(u: UUID) -> str:
@@ -44,7 +53,7 @@ def to_upper(u: UUID) -> str:
 
     References: RFC 9562 §4 ("uppercase or lowercase alphanumeric hexadecimal characters").
     """
-    return str(u).upper()
+    return str(_checked(u)).upper()
 
 
 def to_urn(u: UUID) -> str:
@@ -52,7 +61,7 @@ def to_urn(u: UUID) -> str:
 
     References: RFC 9562 §4 (Figure 4), RFC 8141.
     """
-    return "urn:uuid:" + str(u)
+    return "urn:uuid:" + str(_checked(u))
 
 
 def to_braced(u: UUID) -> str:
@@ -60,7 +69,7 @@ def to_braced(u: UUID) -> str:
 
     References: RFC 9562 §4 (the curly-brace form of [Python] and [Microsoft]).
     """
-    return "{" + str(u) + "}"
+    return "{" + str(_checked(u)) + "}"
 
 
 def to_hex(u: UUID) -> str:
@@ -68,7 +77,7 @@ def to_hex(u: UUID) -> str:
 
     References: RFC 9562 §4.
     """
-    return u.hex
+    return _checked(u).hex
 
 
 def to_int(u: UUID) -> int:
@@ -76,7 +85,7 @@ def to_int(u: UUID) -> int:
 
     References: RFC 9562 §4 (Figure 3).
     """
-    return u.int
+    return _checked(u).int
 
 
 def to_bytes(u: UUID) -> bytes:
@@ -84,7 +93,7 @@ def to_bytes(u: UUID) -> bytes:
 
     References: RFC 9562 §4 ("sequencing all fields in big-endian format").
     """
-    return u.bytes
+    return _checked(u).bytes
 
 
 def to_bytes_le(u: UUID) -> bytes:
@@ -92,15 +101,15 @@ def to_bytes_le(u: UUID) -> bytes:
 
     References: RFC 9562 §4 (the COM GUID caveat, [MS_COM_GUID]).
     """
-    return u.bytes_le
+    return _checked(u).bytes_le
 
 
 def _bytes_le_hex(u: UUID) -> str:
-    return u.bytes_le.hex()
+    return _checked(u).bytes_le.hex()
 
 
 def _decimal(u: UUID) -> str:
-    return str(u.int)
+    return str(_checked(u).int)
 
 
 #: Text styles by name, for :func:`format_uuid` and the command line's ``--format``.
@@ -119,7 +128,9 @@ def format_uuid(u: UUID, style: str = "hyphenated") -> str:
     """``u`` as text in ``style``, one of :data:`FORMAT_STYLES`.
 
     ``int`` is the decimal integer and ``bytes_le`` the 32 hex digits of the GUID byte
-    order; an unknown style raises :class:`~uuidkit.errors.UUIDKitError` listing the styles.
+    order; an unknown style raises :class:`~uuidkit.errors.InvalidField` (``.field`` is
+    ``"style"``) listing the styles, and a ``u`` that is not a UUID
+    :class:`~uuidkit.errors.InvalidUUID`.
 
     References: RFC 9562 §4.
     """
@@ -127,7 +138,7 @@ def format_uuid(u: UUID, style: str = "hyphenated") -> str:
     formatter = FORMAT_STYLES.get(style) if isinstance(style, str) else None
     if formatter is None:
         styles = ", ".join(FORMAT_STYLES)
-        raise UUIDKitError(f"unknown format style {style!r}: expected one of {styles}")
+        raise InvalidField(f"style: expected one of {styles}, found {style!r:.40}", "style")
     return formatter(u)
 
 

@@ -27,12 +27,13 @@ References: RFC 9562 §4 (UUID Format, ABNF), RFC 5234 §2.3, RFC 8141 (URN).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Final
 from uuid import UUID
 
 from uuidkit._accel import compiled
-from uuidkit._bits import check_field, describe_int
+from uuidkit._bits import check_field, describe_int, pack_frame
 from uuidkit._construct import (
     MAX_INT,
     UNKNOWN_SAFETY,
@@ -42,6 +43,20 @@ from uuidkit._construct import (
     set_is_safe,
 )
 from uuidkit.errors import InvalidField, InvalidUUID
+from uuidkit.fields import (
+    MaxFields,
+    NilFields,
+    OpaqueFields,
+    UUIDFields,
+    V1Fields,
+    V2Fields,
+    V3Fields,
+    V4Fields,
+    V5Fields,
+    V6Fields,
+    V7Fields,
+    V8Fields,
+)
 
 __all__ = [
     "FIELD_NAMES",
@@ -299,15 +314,20 @@ def from_int(value: int) -> UUID:
     return from_int_unchecked(exact)
 
 
-def from_fields(fields: Sequence[int]) -> UUID:
-    """The UUID made of the six fields of ``uuid.UUID.fields``.
+def from_fields(fields: Sequence[int] | UUIDFields) -> UUID:
+    """The UUID made of ``fields``: a record from :func:`uuidkit.fields` or the standard
+    library's six-tuple ``uuid.UUID.fields``.
 
-    ``(time_low, time_mid, time_hi_version, clock_seq_hi_variant, clock_seq_low, node)``
-    of 32, 16, 16, 8, 8 and 48 bits; a field out of range raises
+    ``from_fields(uuidkit.fields(u)) == u`` for every ``u`` (the record holds every bit but
+    the version and variant, which its type implies), and so does
+    ``from_fields(u.fields)``: ``(time_low, time_mid, time_hi_version, clock_seq_hi_variant,
+    clock_seq_low, node)`` of 32, 16, 16, 8, 8 and 48 bits. A field out of range raises
     :class:`~uuidkit.errors.InvalidField` naming it.
 
-    References: RFC 4122 §4.1.2 (Layout and Byte Order), RFC 9562 §5.1 (Figure 6).
+    References: RFC 4122 §4.1.2 (Layout and Byte Order), RFC 9562 §5 (each layout's fields).
     """
+    if isinstance(fields, _RECORD_TYPES):
+        return from_int_unchecked(_record_value(fields))
     if isinstance(fields, str | bytes) or not isinstance(fields, Sequence):
         raise InvalidField(f"fields: expected 6 integers, found {type(fields).__name__}", "fields")
     if len(fields) != len(FIELD_NAMES):
@@ -316,3 +336,55 @@ def from_fields(fields: Sequence[int]) -> UUID:
     for (name, bits), field in zip(FIELD_NAMES, fields, strict=True):
         value = (value << bits) | check_field(name, field, bits)
     return from_int_unchecked(value)
+
+
+#: Widths of the three parts of the common frame (RFC 9562 §5.3-§5.5, §5.7, §5.8).
+_FRAME_BITS: Final = (48, 12, 62)
+#: Widths of the five fields of the time-based layouts, in record order (§5.1, §5.6).
+_TIME_BITS: Final = (32, 16, 12, 14, 48)
+_RECORD_TYPES: Final = (
+    V1Fields,
+    V2Fields,
+    V3Fields,
+    V4Fields,
+    V5Fields,
+    V6Fields,
+    V7Fields,
+    V8Fields,
+    NilFields,
+    MaxFields,
+    OpaqueFields,
+)
+
+
+def _record_value(record: UUIDFields) -> int:
+    """The 128-bit value a :func:`uuidkit.fields` record describes (fields range-checked)."""
+    if isinstance(record, NilFields):
+        return 0
+    if isinstance(record, MaxFields):
+        return MAX_INT
+    if isinstance(record, OpaqueFields):
+        return check_field("value", record.value, 128)
+    if isinstance(record, V2Fields):
+        # DCE 1.1: a 6-bit clock_seq and an 8-bit local_domain share the 14 bits of v1's.
+        seq_and_domain = (check_field("clock_seq", record.clock_seq, 6) << 8) | check_field(
+            "local_domain", record.local_domain, 8
+        )
+        parts = (record.local_identifier, record.time_mid, record.time_high, seq_and_domain)
+        return _time_frame(2, (*parts, record.node), ("local_identifier", "time_mid"))
+    names = [field.name for field in dataclasses.fields(record)]
+    values = tuple(getattr(record, name) for name in names)
+    if len(values) == len(_FRAME_BITS):
+        checked = [check_field(n, v, b) for n, v, b in zip(names, values, _FRAME_BITS, strict=True)]
+        return pack_frame(record.version, *checked)
+    return _time_frame(record.version, values, names)
+
+
+def _time_frame(version: int, values: Sequence[int], names: Sequence[str]) -> int:
+    """The v1/v2/v6 frame from its five fields (the first two named by ``names``)."""
+    labels = [*names[:2], "time_high" if version != 6 else "time_low", "clock_seq", "node"]
+    first, second, third, clock_seq, node = (
+        check_field(label, value, bits)
+        for label, value, bits in zip(labels, values, _TIME_BITS, strict=True)
+    )
+    return pack_frame(version, (first << 16) | second, third, (clock_seq << 48) | node)

@@ -6,12 +6,13 @@ References: RFC 9562 §4 (Figures 1-4).
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uuidkit.errors import UUIDKitError
+from uuidkit.errors import InvalidField, InvalidUUID
 from uuidkit.format import (
     FORMAT_STYLES,
     format_uuid,
@@ -70,18 +71,38 @@ def test_default_style_is_hyphenated() -> None:
 
 
 def test_unknown_style_lists_the_styles() -> None:
-    with pytest.raises(UUIDKitError) as caught:
-        format_uuid(FIGURE_1, "base64")
-    assert str(caught.value) == (
-        "unknown format style 'base64': expected one of "
-        "hyphenated, upper, urn, braced, hex, int, bytes_le"
-    )
+    with pytest.raises(InvalidField) as caught:
+        format_uuid(FIGURE_1, "no-such-style")
+    styles = ", ".join(FORMAT_STYLES)
+    assert str(caught.value) == f"style: expected one of {styles}, found 'no-such-style'"
+    assert caught.value.field == "style" and styles.startswith("hyphenated, upper, urn")
 
 
 @pytest.mark.parametrize("style", [["hex"], None, b"hex"])
 def test_non_string_style_is_uuidkit_error_not_type_error(style: object) -> None:
-    with pytest.raises(UUIDKitError, match=r"^unknown format style"):
+    with pytest.raises(InvalidField, match=r"^style: expected one of"):
         format_uuid(FIGURE_1, style)  # type: ignore[arg-type]
+
+
+FORMATTERS = [
+    to_hyphenated,
+    to_upper,
+    to_urn,
+    to_braced,
+    to_hex,
+    to_int,
+    to_bytes,
+    to_bytes_le,
+    format_uuid,
+]
+
+
+@pytest.mark.parametrize("formatter", FORMATTERS)
+@pytest.mark.parametrize("value", [5, str(FIGURE_1), FIGURE_1.bytes, None, FIGURE_1.int, 1.5])
+def test_a_value_that_is_not_a_uuid_is_rejected(formatter: Any, value: object) -> None:
+    # to_urn(5) once returned 'urn:uuid:5'.
+    with pytest.raises(InvalidUUID, match=r"^expected a uuid\.UUID, found "):
+        formatter(value)
 
 
 @settings(max_examples=150, deadline=None)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from uuidkit._bits import check_field
-from uuidkit.errors import InvalidField, UIAPError
+from uuidkit.errors import InvalidField, InvalidMessage, UIAPError
 from uuidkit.uiap.constants import SEQUENCE_MODULUS, UIAP_HOP_LIMIT, UIAP_VERSION
 from uuidkit.uiap.domain import DomainID
 from uuidkit.uiap.space import Fmt, Justification, UIDSpace, insignificant_bits_clear
@@ -108,7 +108,8 @@ class Message:
 
     Values are checked on construction: every integer must fit its field, and the
     Originating Device ID must not be 0 (§4.1: "MUST NOT appear in a message"). Errors
-    raise :class:`~uuidkit.errors.InvalidField` naming the field.
+    raise :class:`~uuidkit.errors.InvalidMessage` (a ``UIAPError`` and an ``InvalidField``)
+    naming the field.
 
     References: UIAP §4.1, §4.1.1, §4.3.1, §4.4.
     """
@@ -134,23 +135,31 @@ class Message:
     version: int = UIAP_VERSION
 
     def __post_init__(self) -> None:
+        try:
+            self._check_fields()
+        except InvalidMessage:
+            raise
+        except InvalidField as error:  # from check_field: re-raised as the UIAP error it is
+            raise InvalidMessage(str(error), error.field) from None
+
+    def _check_fields(self) -> None:
         if not isinstance(self.type, MessageType):
-            raise InvalidField(f"Type: expected a MessageType, found {self.type!r}", "Type")
+            raise InvalidMessage(f"Type: expected a MessageType, found {self.type!r}", "Type")
         check_field("Originating Device ID", self.device_id, _DEVICE_ID_BITS)
         if self.device_id == 0:
             # UIAP §4.1: "ID 0 (all bits 0) is reserved ... and MUST NOT appear in a message."
-            raise InvalidField("Originating Device ID: 0 is reserved", "Originating Device ID")
+            raise InvalidMessage("Originating Device ID: 0 is reserved", "Originating Device ID")
         check_field("Sequence Number", self.sequence, _SEQUENCE_BITS)
         check_field("Lifetime", self.lifetime, 32)
         check_field("Hop Limit", self.hop_limit, 8)
         check_field("Claim Reference Number", self.claim_reference, 32)
         check_field("Version", self.version, 8)
         if not isinstance(self.domain, DomainID):
-            raise InvalidField(
+            raise InvalidMessage(
                 f"Domain ID: expected a DomainID, found {self.domain!r}", "Domain ID"
             )
         if not isinstance(self.space, UIDSpace):
-            raise InvalidField(f"UID: expected a UIDSpace, found {self.space!r}", "UID")
+            raise InvalidMessage(f"UID: expected a UIDSpace, found {self.space!r}", "UID")
         self._check_space_fits_domain()
 
     def _check_space_fits_domain(self) -> None:
@@ -159,12 +168,12 @@ class Message:
         right = self.domain.right_justified
         if self.space.fmt is Fmt.PREFIX and right:
             # UIAP §3.2.2: prefixes "are only valid for hierarchical, left justified" spaces.
-            raise InvalidField("Fmt: a prefix claim needs a left-justified domain (J = 0)", "Fmt")
+            raise InvalidMessage("Fmt: a prefix claim needs a left-justified domain (J = 0)", "Fmt")
         justification = Justification.RIGHT if right else Justification.LEFT
         for field, uid in zip(("UID", "UID 2"), self.space.uids, strict=False):
             if not insignificant_bits_clear(uid, justification):
                 # UIAP §3.2.3: "Insignificant bits in the last octet MUST be set 0."
-                raise InvalidField(
+                raise InvalidMessage(
                     f"{field}: insignificant bits of the partial octet are not 0", field
                 )
 
