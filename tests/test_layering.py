@@ -13,7 +13,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "uuidkit"
 
 COMPOSITION_ROOTS = {"cli", "daemon", "__main__"}
-OUTER_LAYERS = {"uiap", "net", "integrations", "testing"} | COMPOSITION_ROOTS
+OUTER_LAYERS = {"uiap", "net", "integrations", "testing", "bridge"} | COMPOSITION_ROOTS
 #: uiap/ and testing/ are sans-I/O (UIAP engine issue): no real time, sockets or threads.
 SANS_IO_FORBIDDEN = {"asyncio", "socket", "time", "threading", "selectors"}
 #: The API client is the one module of uiap/ with a socket: applications import it next to

@@ -29,6 +29,7 @@ from uuidkit.errors import (
     GeneratorError,
     InvalidField,
     InvalidUUID,
+    NodeUnavailableError,
     StateFileError,
     UUIDKitError,
 )
@@ -159,6 +160,7 @@ __all__ = [
     "InvalidUUID",
     "MaxFields",
     "NilFields",
+    "NodeUnavailableError",
     "OpaqueFields",
     "SafeUUID",
     "StateFileError",

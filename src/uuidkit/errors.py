@@ -8,7 +8,8 @@
         ├── InvalidField             a layout field out of range (``.field``)
         ├── GeneratorError           a generator policy refused to produce a value
         │   ├── ClockRegressionError     the clock went back further than the policy allows
-        │   └── CounterOverflowError     the per-tick counter/budget is exhausted
+        │   ├── CounterOverflowError     the per-tick counter/budget is exhausted
+        │   └── NodeUnavailableError     no claimed node ID to build node-bearing UUIDs with
         ├── StateFileError           a generator state file cannot be used
         └── UIAPError                base of the UIAP errors
             ├── InvalidMessage       a Message field out of range (also an InvalidField)
@@ -42,6 +43,7 @@ __all__ = [
     "InvalidField",
     "InvalidMessage",
     "InvalidUUID",
+    "NodeUnavailableError",
     "SimulationError",
     "SpaceError",
     "StateFileError",
@@ -90,6 +92,16 @@ class ClockRegressionError(GeneratorError):
 
 class CounterOverflowError(GeneratorError):
     """The counter (or the per-tick budget) of the current timestamp is exhausted."""
+
+
+class NodeUnavailableError(GeneratorError):
+    """A node-bearing generator has no node ID it may use: the claim was lost (a collision
+    after a site merge, a failed renewal, the daemon gone) and the policy is to raise, or a
+    new claim could not be made. ``reason`` says which."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class StateFileError(UUIDKitError):

@@ -1,6 +1,6 @@
 """A by-hand harness for engine tests: engines on named links, datagrams moved on request.
 
-DESIGN.md example 8: time is passed explicitly and a lost datagram is one the test does
+Time is passed explicitly and a lost datagram is one the test does
 not deliver. Delivery is instantaneous and breadth-first, so the order of a flood is the
 order of its hops. A device's link-local address on every link is its device ID.
 

@@ -1,6 +1,6 @@
 """Fuzz the UIAP decoder: any bytes decode to a message that re-encodes, or raise DecodeError.
 
-The boundary contract (DESIGN.md example 10): :func:`uuidkit.uiap.decode` raises only
+The boundary contract: :func:`uuidkit.uiap.decode` raises only
 :class:`~uuidkit.errors.DecodeError` for any input; any other exception is a bug. A decoded
 message must also survive ``decode(encode(m)) == m`` with the same datagram length (the
 bytes may differ only in reserved fields, which are ignored on receipt and sent as 0).
@@ -12,7 +12,7 @@ Run by hand, for as long as you like::
 
 The test suite runs a short pass through :func:`run_hypothesis` (see ``test_codec.py``).
 
-References: UIAP §4.1; DESIGN.md example 10.
+References: UIAP §4.1.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The engine's boundary contract (DESIGN.md example 10), by property tests.
+"""The engine's boundary contract (network input never raises), by property tests.
 
 ``receive_datagram`` never raises for network input: random bytes, mangled datagrams and
 random valid messages (drawn from small pools so that IDs repeat, spaces overlap and denies

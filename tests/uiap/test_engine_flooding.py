@@ -113,7 +113,7 @@ def test_flood_records_are_forgotten_after_their_lifetime_from_the_last_copy() -
 
 def test_own_flood_coming_back_is_never_taken_for_another_claim() -> None:
     # §4.2.2.3: "a device MUST remember Claim-Attempt messages that it originates, in
-    # order to protect against loops" (the reflector pitfall of DESIGN.md).
+    # order to protect against loops" (a reflector would loop it back).
     wire = Wire()
     for device_id in (1, 2, 3):
         wire.device(device_id)

@@ -16,6 +16,19 @@ from uuidkit.generators.node import NodePolicy
 from uuidkit.generators.v7 import V7Config, V7Counter, V7Generator
 
 if typing.TYPE_CHECKING:  # loaded on first use by __getattr__ below
+    from uuidkit.generators.nodebound import (
+        NodeBoundV1Generator,
+        NodeBoundV6Generator,
+        NodeBoundV7Generator,
+        NodeBoundV8Generator,
+    )
+    from uuidkit.generators.nodesource import (
+        ManualNodeSource,
+        NodeEvent,
+        NodeEventKind,
+        NodeLease,
+        NodeSource,
+    )
     from uuidkit.generators.pg18 import PG18V7Generator, build_v7_pg18, uuid7_pg18
     from uuidkit.generators.shared import (
         SharedConfig,
@@ -29,6 +42,15 @@ if typing.TYPE_CHECKING:  # loaded on first use by __getattr__ below
 #: Names whose modules load on first use: state files, the PostgreSQL profile and the draft
 #: v8 generator are not needed by ``uuidkit.uuid1/6/7`` (keeps ``import uuidkit`` fast).
 _LAZY: dict[str, str] = {
+    "ManualNodeSource": "nodesource",
+    "NodeBoundV1Generator": "nodebound",
+    "NodeBoundV6Generator": "nodebound",
+    "NodeBoundV7Generator": "nodebound",
+    "NodeBoundV8Generator": "nodebound",
+    "NodeEvent": "nodesource",
+    "NodeEventKind": "nodesource",
+    "NodeLease": "nodesource",
+    "NodeSource": "nodesource",
     "PG18V7Generator": "pg18",
     "build_v7_pg18": "pg18",
     "uuid7_pg18": "pg18",
@@ -67,7 +89,16 @@ __all__ = [
     "DraftV8Config",
     "DraftV8Generator",
     "GregorianConfig",
+    "ManualNodeSource",
+    "NodeBoundV1Generator",
+    "NodeBoundV6Generator",
+    "NodeBoundV7Generator",
+    "NodeBoundV8Generator",
+    "NodeEvent",
+    "NodeEventKind",
+    "NodeLease",
     "NodePolicy",
+    "NodeSource",
     "PG18V7Generator",
     "SharedConfig",
     "SharedV1Generator",

@@ -18,6 +18,8 @@ from uuidkit._construct import from_int_unchecked
 from uuidkit.errors import InvalidField
 from uuidkit.generators._policy import (
     Clock,
+    ClockRegression,
+    CounterOverflow,
     RandomBytes,
     Sleep,
     check_callable,
@@ -25,13 +27,14 @@ from uuidkit.generators._policy import (
     check_int,
     register_for_fork,
 )
-from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS
+from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS, RESTART, SAME, Timeline
 from uuidkit.generators.statefile import (
     DEFAULT_LOCK_TIMEOUT_MS,
     StateFile,
     StoredState,
     warn_unavailable,
 )
+from uuidkit.timestamps import NS_PER_MS
 
 __all__ = ["V7_COUNTER_BITS", "SharedConfig", "SharedGenerator"]
 
@@ -83,6 +86,8 @@ class SharedGenerator(abc.ABC):
 
     _KIND = "v7"
     _RANGE_BITS = V7_COUNTER_BITS
+    _OVERFLOW = CounterOverflow.ADVANCE
+    _REGRESSION = ClockRegression.KEEP
     _UNIT = "ms"
 
     def __init__(
@@ -125,6 +130,22 @@ class SharedGenerator(abc.ABC):
         # Set by a restart: the next reservation ignores the stored window (it is too far
         # ahead of the clock) and opens a new one at the clock.
         self._fresh_start = False
+        # The same policy engine as the in-memory generators decides about the clock.
+        self._timeline = Timeline(
+            overflow=self._OVERFLOW,
+            regression=self._REGRESSION,
+            window_ticks=0,
+            ahead_ticks=self._ahead_units(),
+            max_tick=1 << 62,
+            tick_ns=NS_PER_MS // self._units_per_ms(),
+            ticks_of=self._units_of,
+            clock=clock,
+            sleep_ns=sleep_ns,
+            monotonic_ns=monotonic_ns,
+            max_wait_ns=self.config.max_wait_ms * NS_PER_MS,
+            unit=self._UNIT,
+            exhausted="the clock has not left the last time unit",
+        )
         # RFC 4122 §4.2.1.1: "The state only needs to be read from stable storage once at
         # boot time": checked (and warned about) now; reservations re-read it under the lock
         # because other processes may have moved it.
@@ -166,7 +187,26 @@ class SharedGenerator(abc.ABC):
     def _ahead_units(self) -> int:
         return self.config.max_future_ms * self._units_per_ms()
 
-    def _restart(self, now_ns: int) -> None:
+    def _clock_move(self, now_unit: int) -> int:
+        """The :class:`Timeline`'s move for a clock reading of ``now_unit``.
+
+        KEEP (v7, v6) keeps the last unit while it is at most ``max_future_ms`` ahead of the
+        clock; RESEED with a 0 window (v1) answers RESTART to any regression. A RESTART
+        beyond the bound forgets the reservation (:meth:`_restart`).
+
+        References: RFC 9562 §6.2 "Monotonic Error Checking"; RFC 4122 §4.2.1.1.
+        """
+        timeline = self._timeline
+        if self._unit > timeline.tick:
+            timeline.tick = self._unit  # a reservation moved ahead of the clock, as ADVANCE does
+        if now_unit == timeline.tick:
+            return SAME
+        move = timeline.reading(now_unit)
+        if move == RESTART and self._unit - now_unit > self._ahead_units():
+            self._restart()
+        return move
+
+    def _restart(self) -> None:
         """The clock fell more than ``max_future_ms`` behind this generator's last value:
         forget the range and the last value, and reserve afresh at the clock.
 

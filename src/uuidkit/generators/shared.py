@@ -43,13 +43,15 @@ from uuidkit._bits import FRAME_HIGH_SHIFT, FRAME_MID_SHIFT, MASK_14, version_bi
 from uuidkit.errors import CounterOverflowError, GeneratorError
 from uuidkit.generators._policy import (
     Clock,
+    ClockRegression,
+    CounterOverflow,
     RandomBytes,
     Sleep,
     check_choice,
-    wait_for_clock,
     word_stream,
 )
 from uuidkit.generators._sharedbase import V7_COUNTER_BITS, SharedConfig, SharedGenerator
+from uuidkit.generators._timeline import RESTART, SAME
 from uuidkit.generators.node import NodePolicy, resolve_node
 from uuidkit.generators.statefile import StoredState
 from uuidkit.layouts import v1_int, v6_int
@@ -123,10 +125,9 @@ class SharedV7Generator(SharedGenerator):
     def _next_int(self) -> int:
         now_ns = self._clock()
         now_ms = now_ns // NS_PER_MS
-        if self._unit - now_ms > self._ahead_units():
+        if self._clock_move(now_ms) == RESTART:
             # KEEP within the bound; beyond it the clock wins (values below the earlier
             # ones, from a fresh window and a fresh random counter).
-            self._restart(now_ns)
             self._last_position = -1
         if now_ms > self._window_end:
             # Never below this generator's own last millisecond: after a fork the child keeps
@@ -236,11 +237,18 @@ class SharedV6Generator(SharedGenerator):
     def _next_int(self) -> int:
         now_ns = self._clock()
         now_tick = unix_ns_to_gregorian_ticks(now_ns)
-        if self._unit - now_tick > self._ahead_units():
-            self._restart(now_ns)  # beyond the bound: a fresh window, clock_seq and node
-        restarted = False
-        if now_tick <= self._unit and not self._RUNS_AHEAD:
-            now_ns, now_tick, restarted = self._without_running_ahead(now_ns, now_tick)
+        move = self._clock_move(now_tick)
+        restarted = move == RESTART
+        if restarted and self._unit >= 0:
+            # v1 within the bound: the next clock sequence of the window, stamped at the
+            # clock (RFC 4122 §4.2.1.1: "increment the clock sequence value").
+            self._unit = -1
+            self._range_end = 0
+        elif move == SAME and now_tick <= self._unit and not self._RUNS_AHEAD:
+            # v1 within one 100 ns tick: stall, never run ahead (RFC 4122 §4.2.1.2: "MUST
+            # either return an error, or stall").
+            self._timeline.overflow(now_tick)
+            now_tick = self._timeline.tick
         tick = max(now_tick, self._unit + 1) if not restarted else now_tick
         if tick > self._window_end or self._range_end == 0:
             reserved = self._reserve(tick, now_ns)
@@ -253,31 +261,6 @@ class SharedV6Generator(SharedGenerator):
         self._unit = tick
         assert self._node is not None
         return self._pack(tick, self._clock_seq, self._node)
-
-    def _without_running_ahead(self, now_ns: int, now_tick: int) -> tuple[int, int, bool]:
-        """v1: stall until the clock passes the last tick, or take a new clock sequence.
-
-        Returns the clock reading to use and whether a regression restarted the sequence.
-
-        References: RFC 4122 §4.2.1.2 ("MUST either return an error, or stall"), §4.2.1.1
-        ("If the ... saved timestamp is later than the current timestamp, increment the
-        clock sequence value").
-        """
-        if now_tick == self._unit:  # the same 100 ns tick: stall
-            now_ns = wait_for_clock(
-                self._clock,
-                self._sleep_ns,
-                self._monotonic_ns,
-                unix_ns_to_gregorian_ticks,
-                self._unit,
-                self.config.max_wait_ms * NS_PER_MS,
-                NS_PER_TICK,
-            )
-            return now_ns, unix_ns_to_gregorian_ticks(now_ns), False
-        # The clock went back: a new range (clock sequence), stamped at the clock.
-        self._unit = -1
-        self._range_end = 0
-        return now_ns, now_tick, True
 
 
 class SharedV1Generator(SharedV6Generator):
@@ -296,4 +279,6 @@ class SharedV1Generator(SharedV6Generator):
 
     _KIND = "v1"
     _RUNS_AHEAD = False
+    _OVERFLOW = CounterOverflow.WAIT
+    _REGRESSION = ClockRegression.RESEED
     _pack = staticmethod(v1_int)

@@ -26,8 +26,7 @@ Rules (UIAP §2.4.1, §2.4.6, §4.2.2.2, §4.3.2, §4.4, §4.5.2):
 A pair (state, trigger) missing from :data:`TRANSITIONS` cannot happen: the engine only
 fires triggers that the current state lists, and raises ``AssertionError`` otherwise (a bug).
 
-References: UIAP §2.4.1, §2.4.6, §4.2.2.2, §4.3.2, §4.4, §4.5.2; architecture.md: state
-machines are tables.
+References: UIAP §2.4.1, §2.4.6, §4.2.2.2, §4.3.2, §4.4, §4.5.2.
 """
 
 from __future__ import annotations
@@ -166,8 +165,7 @@ def next_state(state: ClaimState, trigger: Trigger) -> ClaimState:
 def transitions_as_dot() -> str:
     """:data:`TRANSITIONS` as a Graphviz digraph (``dot -Tsvg``), one edge per row.
 
-    References: architecture.md: state machines are tables (a diagram can be drawn from the
-    same table).
+    The diagram is drawn from the same table the engine runs on, so the two cannot differ.
     """
     edges = [
         f'    {state.value} -> {following.value} [label="{trigger.value}"];'

@@ -1,6 +1,6 @@
 """The UIAP protocol engine of one device, sans-I/O: bytes and times in, bytes and events out.
 
-The caller owns the sockets and the clock (architecture.md: sans-I/O engine)::
+The caller owns the sockets and the clock::
 
     engine = Engine(device_id, random.Random(seed))
     engine.add_interface("eth0")
@@ -105,7 +105,7 @@ class Engine(Forwarder):
     form (:meth:`NumberSpace.canonical`). Every comparison, of own claims and of relayed
     ones, uses :meth:`NumberSpace.generic` (the rules the DID alone gives, §3.2.1.1).
 
-    References: UIAP §2.4, §3, §4.2, §4.3, §4.4, §4.5, §5.1, §9; architecture.md: sans-I/O engine.
+    References: UIAP §2.4, §3, §4.2, §4.3, §4.4, §4.5, §5.1, §9.
     """
 
     def __init__(

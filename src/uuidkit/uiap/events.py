@@ -230,7 +230,7 @@ class ProxyDefended:
 class MessageDropped:
     """A received datagram was dropped (``reason``); it is also counted in ``Engine.stats``.
 
-    References: UIAP §2.4.2, §2.4.4, §4.1, §4.2.2.1, §4.3.2; architecture.md: error boundary.
+    References: UIAP §2.4.2, §2.4.4, §4.1, §4.2.2.1, §4.3.2.
     """
 
     reason: DropReason

@@ -117,7 +117,7 @@ class Forwarder:
 
         Never raises for bad input: it counts and drops it with a ``MessageDropped``.
 
-        References: UIAP §2.4.2, §2.4.4, §4.1, §4.2.2, §4.3.2; architecture.md: error boundary.
+        References: UIAP §2.4.2, §2.4.4, §4.1, §4.2.2, §4.3.2.
         """
         self.stats.received += 1
         self._run_due(now)

@@ -20,7 +20,20 @@ Subnets and prefixes are claimed as prefix spaces (§3.2.2: "everything beginnin
 192.168 (i.e. subnet 192.168/16)"), so a /56 conflicts with the /48 that contains it.
 
 The UUID node-ID domain lets a device claim the 48-bit node field of RFC 9562 UUIDv1/v6
-(§5.1: "the 48-bit node ID") so that devices on one site never share one.
+(§5.1: "the 48-bit node ID") so that devices on one site never share one. Its DID,
+``0fff:0000:0006:0000`` (:data:`UUID_NODE_ID_DOMAIN`), is stable: uuidkit will not move it
+while the domain stays experimental, so devices running different uuidkit versions on one
+site defend each other's node IDs. Its specification (UIAP §6: "describing the semantics of
+that domain and how UIDs from that domain may be constructed"):
+
+- a UID is exactly 6 octets, the node in network byte order (RFC 9562 §5.1: octet 0 of the
+  node first); binary, left-justified, octet-aligned, zeros significant;
+- claims are single UIDs, or prefixes for a block of node IDs (the space is hierarchical);
+- a node ID claimed for UUID generation sets the multicast bit, the least significant bit
+  of octet 0 (RFC 9562 §6.10), so it never equals an IEEE 802 address; UIAP does not
+  enforce that (§2.2: "legal but meaningless claims"), the claiming application does;
+- a holder uses the node ID in UUIDs only while its claim is held (granted and, once the
+  lifetime ends, renewed), and stops at once when a renewal reports a collision.
 
 References: UIAP §3.2.1.1, §3.2.1.2, §3.2.2, §6; RFC 9562 §5.1, §6.10; RFC 4632 §3.1;
 RFC 4291 §2.3; RFC 1034 §3.1.
@@ -42,6 +55,7 @@ __all__ = [
     "IPV4_SUBNETS",
     "IPV6_PREFIXES",
     "UUID_NODE_IDS",
+    "UUID_NODE_ID_DOMAIN",
     "dns_name_uid",
     "integer_uid",
     "ipv4_address_uid",
@@ -99,10 +113,13 @@ DNS_NAMES: Final = NumberSpace(
     name="DNS names",
 )
 
+#: The stable DID of :data:`UUID_NODE_IDS` (experimental authority 0x0FFF, UIAP §6).
+UUID_NODE_ID_DOMAIN: Final = DomainID.parse("0fff:0000:0006:0000")
+
 #: UUID node IDs: the 48-bit node field of RFC 9562 v1/v6, 6 octets, left-justified and
 #: hierarchical so a block of node IDs can be claimed by prefix.
 UUID_NODE_IDS: Final = NumberSpace(
-    DomainID.parse("0fff:0000:0006:0000"),
+    UUID_NODE_ID_DOMAIN,
     hierarchical=True,
     min_octets=_NODE_ID_OCTETS,
     max_octets=_NODE_ID_OCTETS,

@@ -1,0 +1,480 @@
+"""Generators whose UUIDs carry a node ID from a :class:`~uuidkit.generators.NodeSource`.
+
+Four layouts (figures in :mod:`uuidkit.nodelayouts`): UUIDv1 and UUIDv6 with the claimed node
+as their node field, ``v7-node`` (UUIDv7, 26-bit Method 1 counter, 48-bit node in rand_b) and
+``v8-node`` (UUIDv8: ms, 1/4096 ms fraction, 14-bit counter, node).
+
+Why two values never repeat (the argument in full is in ``docs/distributed.md``):
+
+1. a node ID is held by one generator at a time on the whole site: the source claimed it
+   (UIAP makes it unique on the site at claim time), one claim per process, and within a
+   process one generator per (source, version) -- a second one raises;
+2. each generator's (timestamp, counter) -- (timestamp, clock_seq) for v1/v6 -- strictly
+   increases for as long as it lives, whatever its node, the clock or the overflow policy;
+3. the version nibble separates the four layouts.
+
+So two values from different nodes differ in the node field, and two from one node differ
+in time or counter. A lost or replaced node (any :class:`~uuidkit.generators.NodeEvent`) is
+dropped under the generator's lock as soon as the source reports it; a lease is also dropped when
+its ``expires_ns`` passes on the generator's clock. Neither falls back to random nodes: the
+next value waits for the source's next lease, or raises
+:class:`~uuidkit.errors.NodeUnavailableError` if the source's policy says so.
+
+Holding a node costs no round trip per UUID: the source is asked only when the lease is
+missing, lost or expired.
+
+References: RFC 9562 §5.1, §5.6, §5.7, §5.8, §6.2, §6.4, §6.9, §6.10.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Iterator
+from typing import Final
+from uuid import UUID
+
+from uuidkit import _system
+from uuidkit._construct import from_int_unchecked
+from uuidkit.errors import CounterOverflowError, GeneratorError, NodeUnavailableError
+from uuidkit.generators._policy import (
+    Clock,
+    ClockRegression,
+    CounterOverflow,
+    RandomBytes,
+    Sleep,
+    check_count,
+    register_for_fork,
+    wait_for_clock,
+    word_stream,
+)
+from uuidkit.generators.gregorian import GregorianConfig, V1Generator, V6Generator
+from uuidkit.generators.nodesource import NodeEvent, NodeLease, NodeSource
+from uuidkit.nodelayouts import (
+    V7_NODE_COUNTER_BITS,
+    V8_NODE_COUNTER_BITS,
+    V8_NODE_FRACTION_BITS,
+    v7_node_int,
+    v8_node_int,
+)
+from uuidkit.timestamps import NS_PER_MS
+
+__all__ = [
+    "NodeBoundV1Generator",
+    "NodeBoundV6Generator",
+    "NodeBoundV7Generator",
+    "NodeBoundV8Generator",
+]
+
+#: The v7-node counter is seeded below one guard bit (RFC 9562 §6.2 "Counter Rollover
+#: Guards"), so at least 2**25 values fit in every millisecond.
+_V7_SEED_BITS: Final = V7_NODE_COUNTER_BITS - 1
+_MAX_UNIX_TS_MS: Final = (1 << 48) - 1
+
+#: (id(source), version) -> the generator bound to it (guarantee 1 of the module docstring).
+_bound: dict[tuple[int, int], weakref.ref[_NodeBound]] = {}
+_bound_lock = threading.RLock()  # re-entrant: a weakref callback may run inside _bind
+
+
+def _bind(source: NodeSource, version: int, generator: _NodeBound) -> None:
+    key = (id(source), version)
+    with _bound_lock:
+        holder = _bound.get(key)
+        existing = holder() if holder is not None else None
+        if existing is not None and existing._source is source:
+            raise GeneratorError(
+                f"node source already feeds a version {version} generator: two generators of "
+                "one version on one node could repeat a value; share that generator instead"
+            )
+        _bound[key] = weakref.ref(generator, lambda _ref: _unbind(key, _ref))
+
+
+def _unbind(key: tuple[int, int], ref: weakref.ref[_NodeBound]) -> None:
+    with _bound_lock:
+        if _bound.get(key) is ref:
+            del _bound[key]
+
+
+class _NodeBound:
+    """Lease handling shared by the node-bound generators (one lock for both)."""
+
+    _VERSION = 0
+
+    def __init__(self, source: NodeSource, clock: Clock) -> None:
+        self._source = source
+        self._clock = clock
+        # Re-entrant: a source may report an event to this generator from inside the
+        # current() call this generator makes under its lock.
+        self._lock = threading.RLock()
+        self._lease: NodeLease | None = None
+        _bind(source, self._VERSION, self)
+        own = weakref.ref(self)
+
+        def on_event(event: NodeEvent) -> None:
+            generator = own()
+            if generator is not None:
+                generator._on_event(event)
+
+        self._listener = on_event
+        source.subscribe(on_event)
+        weakref.finalize(self, source.unsubscribe, on_event)
+        register_for_fork(self)
+
+    @property
+    def node(self) -> int | None:
+        """The node ID in use, or ``None`` before the first value and after a loss."""
+        lease = self._lease
+        return None if lease is None else lease.node
+
+    @property
+    def generation(self) -> int | None:
+        """The source's generation of the node in use (changes with the node)."""
+        lease = self._lease
+        return None if lease is None else lease.generation
+
+    def _on_event(self, event: NodeEvent) -> None:
+        # Any change -- a loss, a new node, a renewal -- drops the cached lease, so the next
+        # value asks the source (one call per event, never per UUID). For a loss this is
+        # UIAP §2.1.2: "Recovery after collision is the responsibility of the application":
+        # the node is out of use before the next value.
+        with self._lock:
+            self._lease = None
+
+    def _node_for(self, now_ns: int) -> int:
+        """The node of the next value (lock held): the lease, renewed from the source."""
+        lease = self._lease
+        if lease is None or now_ns >= lease.expires_ns:
+            fresh = self._source.current()
+            if lease is None or fresh.generation != lease.generation:
+                self._on_new_node(fresh)
+            self._lease = lease = fresh
+            if now_ns >= lease.expires_ns:
+                self._lease = None
+                raise NodeUnavailableError(
+                    f"node {lease.node:012x}: its lease ended at {lease.expires_ns} ns, before "
+                    f"the clock reading {now_ns} ns, and the source has not renewed it",
+                    "lease expired",
+                )
+        return lease.node
+
+    def _on_new_node(self, lease: NodeLease) -> None:
+        """A different node from now on (lock held)."""
+
+    def reset_after_fork(self) -> None:
+        """In a forked child: new lock, no lease: the child's source gives its own node.
+
+        References: RFC 9562 §6.9.
+        """
+        self._lock = threading.RLock()
+        self._lease = None
+
+
+class _GregorianNodeBound(_NodeBound):
+    _inner: V1Generator | V6Generator
+
+    def __call__(self) -> UUID:
+        """The next UUID, with the source's node.
+
+        References: RFC 9562 §5.1, §5.6, §6.4.
+        """
+        with self._lock:
+            self._node_for(self._clock())
+            return self._inner()
+
+    def generate(self, count: int) -> list[UUID]:
+        """``count`` consecutive UUIDs (the lease is checked for each).
+
+        References: RFC 9562 §6.2 (batches).
+        """
+        return [self() for _ in range(check_count(count))]
+
+    def _on_new_node(self, lease: NodeLease) -> None:
+        # RFC 9562 §5.1: a changed node gets a fresh random clock sequence (set_node).
+        self._inner.set_node(lease.node)
+
+
+class NodeBoundV1Generator(_GregorianNodeBound):
+    """UUIDv1 with the node from a :class:`NodeSource`, built on :class:`V1Generator`.
+
+    - **Monotonic**, **Clock regression**, **Counter overflow**: as
+      :class:`~uuidkit.generators.V1Generator` with ``config`` (default WAIT, RESEED).
+    - **Reseeding**: a new node gets a fresh random clock sequence (RFC 9562 §5.1).
+    - **Node loss**: the node is dropped as soon as the source reports it lost or its lease
+      expires; the next value takes the source's next lease or raises
+      :class:`~uuidkit.errors.NodeUnavailableError`.
+    - **Thread safety**: one lock per value.
+    - **Fork**: the child drops the node and asks its own source for one.
+
+    References: RFC 9562 §5.1, §6.4, §6.10; RFC 4122 §4.2.1.
+    """
+
+    _VERSION = 1
+
+    def __init__(
+        self,
+        source: NodeSource,
+        config: GregorianConfig | None = None,
+        *,
+        clock: Clock = _system.system_clock_ns,
+        random_bytes: RandomBytes = _system.random_bytes,
+        sleep_ns: Sleep = _system.sleep_ns,
+    ) -> None:
+        # node=0 is a placeholder no claimed node equals (its multicast bit is clear): the
+        # first value sets the real node through set_node.
+        self._inner = V1Generator(
+            config, node=0, clock=clock, random_bytes=random_bytes, sleep_ns=sleep_ns
+        )
+        super().__init__(source, clock)
+
+
+#: v6-node defaults: the node is the claimed one, not random per UUID; values never go
+#: backwards (KEEP) and never stall (ADVANCE), as for UUIDv6.
+V6_NODE_DEFAULT: Final = GregorianConfig(
+    overflow=CounterOverflow.ADVANCE, regression=ClockRegression.KEEP, random_per_uuid=False
+)
+
+
+class NodeBoundV6Generator(_GregorianNodeBound):
+    """UUIDv6 with the node from a :class:`NodeSource`, built on :class:`V6Generator`.
+
+    - **Monotonic**: the timestamp strictly increases (defaults KEEP, ADVANCE), so values
+      sort in generation order; ``random_per_uuid`` must stay off (the node is the claim).
+    - **Node loss**, **Thread safety**, **Fork**: as :class:`NodeBoundV1Generator`.
+
+    References: RFC 9562 §5.6, §6.4, §6.10.
+    """
+
+    _VERSION = 6
+
+    def __init__(
+        self,
+        source: NodeSource,
+        config: GregorianConfig | None = None,
+        *,
+        clock: Clock = _system.system_clock_ns,
+        random_bytes: RandomBytes = _system.random_bytes,
+        sleep_ns: Sleep = _system.sleep_ns,
+    ) -> None:
+        config = V6_NODE_DEFAULT if config is None else config
+        if config.random_per_uuid:
+            raise GeneratorError("random_per_uuid: a node-bound UUIDv6 keeps its claimed node")
+        self._inner = V6Generator(
+            config, node=0, clock=clock, random_bytes=random_bytes, sleep_ns=sleep_ns
+        )
+        super().__init__(source, clock)
+
+
+class _CountingNodeBound(_NodeBound):
+    """v7-node and v8-node: a tick (ms or 1/4096 ms) and a counter under the lease lock."""
+
+    _COUNTER_BITS = 0
+    _TICK_NS = NS_PER_MS
+
+    def __init__(
+        self,
+        source: NodeSource,
+        *,
+        overflow: CounterOverflow,
+        max_wait_ms: int,
+        clock: Clock,
+        random_bytes: RandomBytes,
+        sleep_ns: Sleep,
+    ) -> None:
+        if not isinstance(overflow, CounterOverflow):
+            raise GeneratorError(f"overflow: expected a CounterOverflow, found {overflow!r}")
+        self._overflow = overflow
+        self._max_wait_ns = max_wait_ms * NS_PER_MS
+        self._random_bytes = random_bytes
+        self._sleep_ns = sleep_ns
+        self._words: Iterator[int] = iter(())
+        self._tick = -1
+        self._counter = 0
+        super().__init__(source, clock)
+
+    def __call__(self) -> UUID:
+        """The next value: strictly above every earlier one of this generator.
+
+        References: RFC 9562 §6.2 (Method 1, Counter Rollover Handling), §6.4.
+        """
+        with self._lock:
+            now_ns = self._clock()
+            node = self._node_for(now_ns)
+            return from_int_unchecked(self._pack(*self._advance(now_ns), node))
+
+    def generate(self, count: int) -> list[UUID]:
+        """``count`` consecutive values (the lease is checked for each).
+
+        References: RFC 9562 §6.2 (batches).
+        """
+        return [self() for _ in range(check_count(count))]
+
+    def _advance(self, now_ns: int) -> tuple[int, int]:
+        """(tick, counter) of the next value; both only ever grow together."""
+        now_tick = self._ticks_of(now_ns)
+        if now_tick > self._tick:
+            # RFC 9562 §6.2: "If the current timestamp is greater than the previous
+            # timestamp, re-initialize the desired counter method to the new timestamp".
+            self._start(now_tick)
+        else:
+            # Same tick, or the clock went back (RFC 9562 §6.2 "MAY reuse the previous
+            # timestamp and increment the previous counter method"): count on.
+            counter = self._counter + 1
+            if counter >> self._COUNTER_BITS:
+                self._on_overflow()
+            else:
+                self._counter = counter
+        return self._tick, self._counter
+
+    def _start(self, tick: int) -> None:
+        if tick >> (48 + self._tick_fraction_bits()):
+            raise GeneratorError(f"unix_ts_ms: {tick} does not fit the 48-bit field")
+        self._tick, self._counter = tick, self._seed()
+
+    def _on_overflow(self) -> None:
+        # RFC 9562 §6.1: an implementation "MUST NOT knowingly return duplicate values due
+        # to a counter rollover".
+        if self._overflow is CounterOverflow.ADVANCE:
+            self._start(self._tick + 1)
+        elif self._overflow is CounterOverflow.WAIT:
+            step_ns = NS_PER_MS >> self._tick_fraction_bits()
+            now_ns = wait_for_clock(
+                self._clock,
+                self._sleep_ns,
+                _system.monotonic_ns,
+                self._ticks_of,
+                self._tick,
+                self._max_wait_ns,
+                step_ns,
+            )
+            self._start(self._ticks_of(now_ns))
+        else:
+            raise CounterOverflowError(
+                f"counter: all 2**{self._COUNTER_BITS} values of tick {self._tick} are used; "
+                "policy RAISE"
+            )
+
+    def _next_word(self) -> int:
+        word = next(self._words, None)
+        if word is None:
+            self._words = word_stream(self._random_bytes)
+            word = next(self._words)
+        return word
+
+    def reset_after_fork(self) -> None:
+        """In a forked child: new lock and random buffer, no lease (RFC 9562 §6.9)."""
+        super().reset_after_fork()
+        self._words = iter(())
+
+    def _ticks_of(self, now_ns: int) -> int:
+        raise NotImplementedError
+
+    def _tick_fraction_bits(self) -> int:
+        return 0
+
+    def _seed(self) -> int:
+        raise NotImplementedError
+
+    @staticmethod
+    def _pack(tick: int, counter: int, node: int) -> int:
+        raise NotImplementedError
+
+
+class NodeBoundV7Generator(_CountingNodeBound):
+    """The v7-node layout: UUIDv7 whose rand_a/rand_b hold a 26-bit counter and the node.
+
+    - **Monotonic**: (unix_ts_ms, counter) strictly increases; the counter is seeded with 25
+      random bits (one guard bit) at each new millisecond and counts +1 (RFC 9562 §6.2
+      Method 1), so a node makes at least 2**25 values per millisecond before overflow.
+    - **Reseeding**: a fresh random seed at each new millisecond.
+    - **Clock regression**: KEEP: the last millisecond is kept and the counter counts on.
+    - **Counter overflow**: ADVANCE (default) moves one millisecond ahead of the clock;
+      WAIT sleeps for the next millisecond (at most ``max_wait_ms``); RAISE raises.
+    - **Node loss**, **Thread safety**, **Fork**: as :class:`NodeBoundV1Generator`.
+
+    References: RFC 9562 §5.7, §6.2, §6.4, §6.10.
+    """
+
+    _VERSION = 7
+    _COUNTER_BITS = V7_NODE_COUNTER_BITS
+
+    def __init__(
+        self,
+        source: NodeSource,
+        *,
+        overflow: CounterOverflow = CounterOverflow.ADVANCE,
+        max_wait_ms: int = 100,
+        clock: Clock = _system.system_clock_ns,
+        random_bytes: RandomBytes = _system.random_bytes,
+        sleep_ns: Sleep = _system.sleep_ns,
+    ) -> None:
+        super().__init__(
+            source,
+            overflow=overflow,
+            max_wait_ms=max_wait_ms,
+            clock=clock,
+            random_bytes=random_bytes,
+            sleep_ns=sleep_ns,
+        )
+
+    def _ticks_of(self, now_ns: int) -> int:
+        return now_ns // NS_PER_MS
+
+    def _seed(self) -> int:
+        # RFC 9562 §6.2: "randomly initialize a portion of the counter", the leftmost bit
+        # zero "for the sole purpose of guarding against counter rollovers".
+        return self._next_word() & ((1 << _V7_SEED_BITS) - 1)
+
+    @staticmethod
+    def _pack(tick: int, counter: int, node: int) -> int:
+        return v7_node_int(tick, counter, node)
+
+
+class NodeBoundV8Generator(_CountingNodeBound):
+    """The v8-node layout: UUIDv8 with ms, 1/4096 ms fraction, 14-bit counter, node.
+
+    - **Monotonic**: (unix_ts_ms, ms_fraction, counter) strictly increases; the counter
+      restarts at 0 at each new fraction step (about 244 ns) and counts +1.
+    - **Reseeding**: none: the structure is meant to be read, not guessed.
+    - **Clock regression**: KEEP. **Counter overflow**: ADVANCE (default) moves one
+      fraction step ahead; WAIT; RAISE.
+    - **Node loss**, **Thread safety**, **Fork**: as :class:`NodeBoundV1Generator`.
+
+    References: RFC 9562 §5.8, §6.2 (Method 3), §6.4, §6.10.
+    """
+
+    _VERSION = 8
+    _COUNTER_BITS = V8_NODE_COUNTER_BITS
+
+    def __init__(
+        self,
+        source: NodeSource,
+        *,
+        overflow: CounterOverflow = CounterOverflow.ADVANCE,
+        max_wait_ms: int = 100,
+        clock: Clock = _system.system_clock_ns,
+        random_bytes: RandomBytes = _system.random_bytes,
+        sleep_ns: Sleep = _system.sleep_ns,
+    ) -> None:
+        super().__init__(
+            source,
+            overflow=overflow,
+            max_wait_ms=max_wait_ms,
+            clock=clock,
+            random_bytes=random_bytes,
+            sleep_ns=sleep_ns,
+        )
+
+    def _ticks_of(self, now_ns: int) -> int:
+        # RFC 9562 §6.2 Method 3: floor(fraction_of_ms * 4096), exactly in integers.
+        return (now_ns << V8_NODE_FRACTION_BITS) // NS_PER_MS
+
+    def _tick_fraction_bits(self) -> int:
+        return V8_NODE_FRACTION_BITS
+
+    def _seed(self) -> int:
+        return 0
+
+    @staticmethod
+    def _pack(tick: int, counter: int, node: int) -> int:
+        fraction = tick & ((1 << V8_NODE_FRACTION_BITS) - 1)
+        return v8_node_int(tick >> V8_NODE_FRACTION_BITS, fraction, counter, node)
