@@ -24,14 +24,6 @@ def _generator() -> ModuleType:
     return module
 
 
-def test_the_reference_matches_the_code() -> None:
-    rendered = _generator().render()
-    on_disk = (ROOT / "docs" / "reference.md").read_text(encoding="utf-8")
-    assert rendered == on_disk, (
-        "docs/reference.md is stale: PYTHONPATH=src python3 tools/gen_reference.py"
-    )
-
-
 def test_every_public_name_has_a_row_with_a_line_of_text() -> None:
     generator = _generator()
     text = (ROOT / "docs" / "reference.md").read_text(encoding="utf-8")
@@ -43,8 +35,9 @@ def test_every_public_name_has_a_row_with_a_line_of_text() -> None:
             assert all(row.split(" | ")[1].strip() for row in rows), rows
 
 
-def test_the_output_is_the_same_in_a_fresh_process() -> None:
-    # No object addresses or other per-run text: the check must pass on CI's fresh clone.
+def test_the_reference_matches_the_code() -> None:
+    # In a fresh process, as CI's clone runs it: the generator documents the pure-Python
+    # reference (the accelerator's compiled twins have no introspectable signatures).
     result = subprocess.run(
         [sys.executable, str(ROOT / "tools/gen_reference.py"), "--check"],
         env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
@@ -52,4 +45,7 @@ def test_the_output_is_the_same_in_a_fresh_process() -> None:
         text=True,
         timeout=120,
     )
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 0, (
+        "docs/reference.md is stale: PYTHONPATH=src python3 tools/gen_reference.py\n"
+        + result.stderr
+    )

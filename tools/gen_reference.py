@@ -8,17 +8,23 @@ For each module below, every name of its ``__all__`` gets a row: the signature (
 constructor; constants: their value), the first sentence of its docstring, and the spec
 sections of its "References:" line. Names the standard library defines are described as such
 rather than with the running Python's docstrings, so the output is the same on every Python.
+The pure-Python reference modules are documented (``UUIDKIT_PURE=1``), never the compiled
+twins the optional accelerator swaps in, whose signatures Python cannot introspect.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import re
 import sys
 import uuid
 from pathlib import Path
 from typing import Any
+
+# Before uuidkit is imported: document the reference implementation, not the accelerator.
+os.environ["UUIDKIT_PURE"] = "1"
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "docs" / "reference.md"
