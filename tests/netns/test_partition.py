@@ -72,8 +72,9 @@ def test_partition_merge_and_reclaim(network: Network) -> None:
 def test_an_interface_that_appears_while_running_is_used(network: Network) -> None:
     network.add_host("a")
     network.add_host("b")
-    # interfaces=None: every usable interface; a has none yet.
-    a = network.start_node("a", {"interfaces": None, **FAST})
+    # interfaces=None: every usable interface; a has none yet. Polling is all but off, so
+    # only the kernel's rtnetlink notifications can make a notice the changes in time.
+    a = network.start_node("a", {"interfaces": None, **FAST, "interface_poll_interval": 3600})
     assert a.ready["interfaces"] == []
     network.link("a", "e0", "b", "e0")
     _participating(a, "e0", expected=True)

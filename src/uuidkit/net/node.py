@@ -22,9 +22,8 @@ import dataclasses
 import logging
 import random
 import socket
-import time
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any
 
 from uuidkit.errors import TransportError
 from uuidkit.net.authenticator import Authenticator
@@ -39,6 +38,7 @@ from uuidkit.net.validation import (
     TransportStats,
     check_arrival,
 )
+from uuidkit.net.watch import LinkWatcher, RateLimitedLog
 from uuidkit.uiap.domain import DomainID
 from uuidkit.uiap.engine import MULTICAST, Engine, EngineConfig
 from uuidkit.uiap.events import ClaimDefended, Event
@@ -47,31 +47,6 @@ from uuidkit.uiap.space import NumberSpace, UIDSpace
 __all__ = ["UIAPNode"]
 
 _log = logging.getLogger("uuidkit.net")
-
-#: rtnetlink multicast groups (<linux/rtnetlink.h>): links, IPv4 and IPv6 addresses.
-_RTMGRP_LINK: Final = 0x1
-_RTMGRP_IPV4_IFADDR: Final = 0x10
-_RTMGRP_IPV6_IFADDR: Final = 0x100
-
-
-class _RateLimitedLog:
-    """At most one log line per kind per ``interval`` seconds, with a count of the rest."""
-
-    def __init__(self, interval: float) -> None:
-        self._interval = interval
-        self._last: dict[str, float] = {}
-        self._suppressed: dict[str, int] = {}
-
-    def warning(self, kind: str, message: str, *args: object) -> None:
-        now = time.monotonic()
-        last = self._last.get(kind)
-        if last is not None and now - last < self._interval:
-            self._suppressed[kind] = self._suppressed.get(kind, 0) + 1
-            return
-        self._last[kind] = now
-        suppressed = self._suppressed.pop(kind, 0)
-        suffix = f" ({suppressed} similar suppressed)" if suppressed else ""
-        _log.warning(message + suffix, *args)
 
 
 class UIAPNode:
@@ -118,17 +93,15 @@ class UIAPNode:
         self._on_event = on_event
         self._loop: asyncio.AbstractEventLoop | None = None
         self._sockets: dict[Channel, socket.socket] = {}
-        self._netlink: socket.socket | None = None
         self._timer: asyncio.TimerHandle | None = None
-        self._poller: asyncio.TimerHandle | None = None
-        self._rescan_pending = False
+        self._watcher: LinkWatcher | None = None
         #: Participating interfaces by name, as last read.
         self._active: dict[str, InterfaceInfo] = {}
         self._by_index: dict[int, str] = {}
         self._known: dict[str, InterfaceInfo] = {}
         self._own_addresses: frozenset[str] = frozenset()
         self._waiters: dict[int, asyncio.Future[Event]] = {}
-        self._log = _RateLimitedLog(self.config.log_interval)
+        self._log = RateLimitedLog(_log, self.config.log_interval)
 
     # ------------------------------------------------------------------ life cycle
 
@@ -156,24 +129,25 @@ class UIAPNode:
         self._sockets = {Channel.CLAIM: claim, Channel.REPLY: reply}
         for channel, sock in self._sockets.items():
             self._loop.add_reader(sock.fileno(), self._on_readable, channel)
-        self._open_netlink()
+        self._watcher = LinkWatcher(self._loop, config.interface_poll_interval, self._rescan)
+        self._watcher.start()
         self._rescan(known)
-        self._schedule_poll()
 
     async def stop(self) -> None:
         """Leave the group, close every socket, cancel the timers; claims end unheard."""
         loop = self._loop
         if loop is None:
             return
-        for handle in (self._timer, self._poller):
-            if handle is not None:
-                handle.cancel()
-        self._timer = self._poller = None
-        for sock in [*self._sockets.values(), self._netlink]:
-            if sock is not None:
-                loop.remove_reader(sock.fileno())
-                sock.close()
-        self._sockets, self._netlink = {}, None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
+        for sock in self._sockets.values():
+            loop.remove_reader(sock.fileno())
+            sock.close()
+        self._sockets = {}
         for name in self._active:
             self.engine.remove_interface(name)
         self._active.clear()
@@ -426,7 +400,6 @@ class UIAPNode:
 
     def _rescan(self, known: dict[str, InterfaceInfo] | None = None) -> None:
         """Bring the participating set in line with the interfaces as they are now."""
-        self._rescan_pending = False
         if self._loop is None:
             return
         if known is None:
@@ -486,43 +459,3 @@ class UIAPNode:
                 info.index,
             )
         _log.info("UIAP stopped participating on %s", name)
-
-    def _schedule_poll(self) -> None:
-        loop = self._loop
-        if loop is not None:
-            self._poller = loop.call_later(self.config.interface_poll_interval, self._poll)
-
-    def _poll(self) -> None:
-        self._rescan()
-        self._schedule_poll()
-
-    def _open_netlink(self) -> None:
-        """Subscribe to link and address changes, so a change is acted on at once."""
-        try:
-            sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
-        except (OSError, AttributeError):
-            return  # polling alone
-        try:
-            sock.bind((0, _RTMGRP_LINK | _RTMGRP_IPV4_IFADDR | _RTMGRP_IPV6_IFADDR))
-            sock.setblocking(False)
-        except OSError:
-            sock.close()
-            return
-        self._netlink = sock
-        self._running_loop().add_reader(sock.fileno(), self._on_netlink)
-
-    def _on_netlink(self) -> None:
-        sock = self._netlink
-        if sock is None:
-            return
-        # The messages only say "something changed"; the rescan reads the new state.
-        while True:
-            try:
-                sock.recv(65536)
-            except (BlockingIOError, InterruptedError):
-                break
-            except OSError:  # ENOBUFS: events were lost; the rescan covers them
-                break
-        if not self._rescan_pending and self._loop is not None:
-            self._rescan_pending = True
-            self._loop.call_soon(self._rescan)
