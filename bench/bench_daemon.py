@@ -44,7 +44,7 @@ DOMAIN = DomainID.parse("0fff:0000:00b0:0000")
 QUICK = "--quick" in sys.argv
 CLAIMS = 300 if QUICK else 3000
 CONNECTIONS = 20
-ROUND_TRIPS = 200 if QUICK else 2000
+ROUND_TRIPS = 100 if QUICK else 500
 
 
 def engine_claims_per_second(count: int) -> float:

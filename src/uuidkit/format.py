@@ -5,7 +5,8 @@ command line's ``--format``). Each takes a :class:`uuid.UUID` (any subclass): an
 raises :class:`~uuidkit.errors.InvalidUUID` rather than formatting ``str(5)`` as a UUID.
 Every text style except ``int`` and ``bytes_le`` is read back by :func:`uuidkit.parse`;
 ``int`` by :func:`uuidkit.from_int` and ``bytes_le`` by :func:`uuidkit.from_bytes_le` after
-:meth:`bytes.fromhex`.
+:meth:`bytes.fromhex`. The short encodings of :mod:`uuidkit.encodings` (``base32-crockford``
+... ``typeid``, without a TypeID prefix) are styles too, read back by :func:`uuidkit.decode`.
 
 References: RFC 9562 §4 (hex-and-dash form, Figures 1-4), RFC 8141 (URN syntax).
 """
@@ -17,6 +18,7 @@ from typing import Final
 from uuid import UUID
 
 from uuidkit._accel import compiled
+from uuidkit.encodings import SCHEMES, encode
 from uuidkit.errors import InvalidField, InvalidUUID
 
 __all__ = [
@@ -112,6 +114,10 @@ def _decimal(u: UUID) -> str:
     return str(_checked(u).int)
 
 
+def _encoder(scheme: str) -> Callable[[UUID], str]:
+    return lambda u: encode(u, scheme)
+
+
 #: Text styles by name, for :func:`format_uuid` and the command line's ``--format``.
 FORMAT_STYLES: Final[dict[str, Callable[[UUID], str]]] = {
     "hyphenated": to_hyphenated,
@@ -121,6 +127,7 @@ FORMAT_STYLES: Final[dict[str, Callable[[UUID], str]]] = {
     "hex": to_hex,
     "int": _decimal,
     "bytes_le": _bytes_le_hex,
+    **{scheme: _encoder(scheme) for scheme in SCHEMES},
 }
 
 

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from uuidkit.encodings import SCHEMES, decode
 from uuidkit.errors import InvalidField, InvalidUUID
 from uuidkit.format import (
     FORMAT_STYLES,
@@ -78,6 +79,18 @@ def test_unknown_style_lists_the_styles() -> None:
     assert caught.value.field == "style" and styles.startswith("hyphenated, upper, urn")
 
 
+@pytest.mark.parametrize(
+    ("style", "expected"),
+    [
+        ("base58btc", "Xe22UfxT3rxcKJEAfL5373"),  # Bitcoin's Base58 of the integer
+        ("base32hex", "V0EKVBJTTG8T19R502GCI7JBUO"),  # the uuidrev draft's §3 example
+        ("base64url", "-B1Prn3sEdCnZQCgyR5r9g"),  # the same, without its '=='
+    ],
+)
+def test_short_encodings_are_styles(style: str, expected: str) -> None:
+    assert format_uuid(FIGURE_1, style) == expected
+
+
 @pytest.mark.parametrize("style", [["hex"], None, b"hex"])
 def test_non_string_style_is_uuidkit_error_not_type_error(style: object) -> None:
     with pytest.raises(InvalidField, match=r"^style: expected one of"):
@@ -118,4 +131,7 @@ def test_every_form_reads_back(value: int) -> None:
     assert from_bytes_le(to_bytes_le(u)) == u
     assert from_int(int(format_uuid(u, "int"))) == u
     assert from_bytes_le(bytes.fromhex(format_uuid(u, "bytes_le"))) == u
-    assert set(FORMAT_STYLES) == {"hyphenated", "upper", "urn", "braced", "hex", "int", "bytes_le"}
+    text_styles = {"hyphenated", "upper", "urn", "braced", "hex", "int", "bytes_le"}
+    assert set(FORMAT_STYLES) == text_styles | set(SCHEMES)
+    for scheme in SCHEMES:
+        assert decode(format_uuid(u, scheme), scheme) == u

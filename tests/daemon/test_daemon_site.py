@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -286,5 +288,37 @@ def test_a_lost_announcement_is_a_collision(tmp_path: Path) -> None:
             assert event.fields["reason"] == "announcement-denied"
             assert await a.list_claims() == []
             await events.aclose()
+
+    asyncio.run(main())
+
+
+def test_the_watch_and_list_commands(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with running(tmp_path, ["a"]) as (_, hosts):
+            env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+            command = [sys.executable, "-m", "uuidkit", "uiap"]
+            watch = await asyncio.create_subprocess_exec(
+                *command, "watch", "--socket", hosts["a"].socket,
+                stdout=asyncio.subprocess.PIPE, env=env,
+            )  # fmt: skip
+            daemon = hosts["a"].daemon
+            assert daemon is not None and daemon.service is not None
+            while not daemon.service._subscribers:  # the watch request has arrived
+                await asyncio.sleep(0.01)
+            result = await hosts["a"].client().claim(DOMAIN, X, 60)
+            assert watch.stdout is not None
+            line = await asyncio.wait_for(watch.stdout.readline(), WAIT_S)
+            assert json.loads(line) | {"expires": None} == {
+                "event": "granted", "claim": result.claim, "domain": DOMAIN, "uid": "2a",
+                "expires": None, "how": "claim",
+            }  # fmt: skip
+            watch.terminate()
+            await watch.wait()
+            listing = await asyncio.create_subprocess_exec(
+                *command, "list", "--socket", hosts["a"].socket, "--json",
+                stdout=asyncio.subprocess.PIPE, env=env,
+            )  # fmt: skip
+            out, _ = await listing.communicate()
+            assert [claim["claim"] for claim in json.loads(out)] == [result.claim]
 
     asyncio.run(main())

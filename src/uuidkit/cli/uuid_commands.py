@@ -10,6 +10,11 @@
   the embedded time in ISO 8601 UTC (``--json``: one JSON object per line).
 * ``uuidkit convert UUID... [--to-version 1|6] [--from text|int|bytes_le] [--format STYLE]``.
 
+Every ``--format`` (``convert --to`` is the same option) also takes the short encodings of
+:mod:`uuidkit.encodings` (``base32-crockford``, ``base32hex``, ``base32``, ``base64url``,
+``base58btc``, ``base62``, ``typeid`` with ``--prefix``), and ``inspect``/``convert --from``
+read them.
+
 A ``UUID`` argument of ``-`` reads one UUID per line of stdin, lazily: ``uuidkit gen -n 3 |
 uuidkit inspect -``. Each value is written as soon as it is read; the first bad one stops the
 command with a message naming it (``argument 2 'xyz': ...``, ``stdin line 7 '...': ...``),
@@ -30,6 +35,7 @@ from uuid import UUID
 
 import uuidkit
 from uuidkit.cli._io import CHUNK, Input, inputs, write, write_lines
+from uuidkit.encodings import SCHEMES, decode, encode
 from uuidkit.errors import UUIDKitError
 from uuidkit.fields import Variant, fields, is_max, is_nil, timestamp_ns, variant, version
 from uuidkit.format import FORMAT_STYLES
@@ -83,6 +89,9 @@ _NAME_VERSIONS: Final = (3, 5, 8)
 #: The versions ``gen`` makes (2, DCE Security, has no generator: RFC 9562 §5.2).
 VERSIONS: Final = (1, 3, 4, 5, 6, 7, 8)
 _NS_PER_S: Final = 1_000_000_000
+#: How ``inspect`` and ``convert`` read their input: UUID text, or an integer/byte form, or a
+#: short encoding.
+SOURCES: Final = ["text", "int", "bytes_le", *SCHEMES]
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -127,6 +136,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="hash of a name-based version 8 (default: sha256, RFC 9562 Appendix B.2)",
     )
     gen.add_argument("--format", choices=styles, default="hyphenated", help="how to write each")
+    gen.add_argument("--prefix", help="the TypeID type prefix for --format typeid")
     gen.add_argument(
         "--node-from",
         metavar="SOCKET",
@@ -138,6 +148,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     inspect = subparsers.add_parser("inspect", help="decode variant, version, fields and time")
     inspect.add_argument("uuids", nargs="+", metavar="UUID", help="UUIDs; - reads lines of stdin")
     inspect.add_argument("--json", action="store_true", help="one JSON object per line")
+    inspect.add_argument(
+        "--from", dest="source", choices=SOURCES, default="text", help="how the input is written"
+    )
     inspect.add_argument(
         "--layout",
         choices=NODE_LAYOUTS,
@@ -153,11 +166,14 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     convert.add_argument(
         "--from",
         dest="source",
-        choices=["text", "int", "bytes_le"],
+        choices=SOURCES,
         default="text",
         help="how the input is written",
     )
-    convert.add_argument("--format", choices=styles, default="hyphenated", help="how to write")
+    convert.add_argument(
+        "--format", "--to", choices=styles, default="hyphenated", help="how to write"
+    )
+    convert.add_argument("--prefix", help="the TypeID type prefix for --format typeid")
     convert.set_defaults(handler=convert_command, parser=convert)
 
 
@@ -219,7 +235,7 @@ def gen_command(args: argparse.Namespace) -> int:
     References: RFC 9562 §5, §6.2 (batches), §6.5 (names), §6.6 (namespaces), Appendix B.2.
     """
     make_block = _block_maker(args)
-    style = FORMAT_STYLES[args.format]
+    style = _style(args)
     remaining: int = args.count
     while remaining:
         size = min(remaining, CHUNK)
@@ -287,7 +303,7 @@ def inspect_command(args: argparse.Namespace) -> int:
     """
     first = True
     for item in inputs(args.uuids):
-        value = _parsed(item, "text")
+        value = _parsed(item, args.source)
         try:
             description = describe(value, args.layout)
         except UUIDKitError as error:
@@ -378,14 +394,27 @@ def convert_command(args: argparse.Namespace) -> int:
 
     References: RFC 9562 §4 (forms), §5.6 (v1 <-> v6).
     """
-    style = FORMAT_STYLES[args.format]
+    style = _style(args)
     change = {6: v1_to_v6, 1: v6_to_v1}.get(args.to_version)
     for item in inputs(args.uuids):
         write(style(_parsed(item, args.source, change)) + "\n")
     return 0
 
 
+def _style(args: argparse.Namespace) -> Callable[[UUID], str]:
+    """``--format`` as a function, with ``--prefix`` for TypeID."""
+    if args.prefix is None:
+        return FORMAT_STYLES[args.format]
+    if args.format != "typeid":
+        raise UUIDKitError(f"--prefix: only with --format typeid, not {args.format}")
+    prefix: str = args.prefix
+    encode(uuidkit.NIL, "typeid", prefix=prefix)  # a bad prefix fails before any output
+    return lambda value: encode(value, "typeid", prefix=prefix)
+
+
 def _read(text: str, source: str) -> UUID:
+    if source in SCHEMES:
+        return decode(text, source)
     if source == "int":
         if not text.isascii() or not text.isdigit():
             raise UUIDKitError(f"--from int: expected a decimal integer, found {text!r}")

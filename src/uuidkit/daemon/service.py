@@ -96,19 +96,41 @@ class ClaimRecord:
     def persistent(self) -> bool:
         return not self.params.release_on_disconnect and self.state != "claiming"
 
+    #: The parts that never change, as JSON (computed once: ``list`` and every state
+    #: write would otherwise rebuild them for every claim).
+    _static: dict[str, Any] | None = None
+    _params_json: dict[str, Any] | None = None
+
+    def params_json(self) -> dict[str, Any]:
+        if self._params_json is None:
+            self._params_json = self.params.to_json()
+        return self._params_json
+
     def describe(self) -> dict[str, Any]:
-        return {
-            "claim": self.id,
-            "domain": str(self.params.domain),
-            **space_to_json(self.params.space),
+        if self._static is None:
+            self._static = {
+                "claim": self.id,
+                "domain": str(self.params.domain),
+                **space_to_json(self.params.space),
+                "lifetime": self.params.lifetime,
+                "renew": self.params.renew,
+                "release_on_disconnect": self.params.release_on_disconnect,
+                "owner_uid": self.owner_uid,
+                "created": round(self.created, 6),
+            }
+        return self._static | {
             "state": self.state,
-            "lifetime": self.params.lifetime,
             "expires": finite_or_none(self.expires),
-            "renew": self.params.renew,
-            "release_on_disconnect": self.params.release_on_disconnect,
-            "owner_uid": self.owner_uid,
-            "created": round(self.created, 6),
             "outcome": self.outcome,
+        }
+
+    def saved_form(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "params": self.params_json(),
+            "owner_uid": self.owner_uid,
+            "created": self.created,
+            "expires": self.expires,
         }
 
 
@@ -472,17 +494,7 @@ class ClaimService:
             _log.error("cannot write the state directory: %s", error)
 
     def _snapshot(self) -> dict[str, Any]:
-        claims = [
-            {
-                "id": r.id,
-                "params": r.params.to_json(),
-                "owner_uid": r.owner_uid,
-                "created": r.created,
-                "expires": r.expires,
-            }
-            for r in self.claims.values()
-            if r.persistent
-        ]
+        claims = [record.saved_form() for record in self.claims.values() if record.persistent]
         return {"device_id": f"{self.node.device_id:016x}", "claims": claims}
 
     def _poll_interfaces(self) -> None:
