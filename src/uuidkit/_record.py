@@ -24,6 +24,24 @@ _R = TypeVar("_R", bound="Record")
 _new = object.__new__
 
 
+class _FieldSignature:
+    """``inspect.signature(SomeFields)``: the fields in order, computed on first use."""
+
+    def __get__(self, instance: object, owner: type[Record]) -> Any:
+        import inspect  # only when asked: inspect is costly to import
+
+        annotations = inspect.get_annotations(owner)
+        parameters = [
+            inspect.Parameter(
+                name,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                annotation=annotations.get(name, inspect.Parameter.empty),
+            )
+            for name in owner.__match_args__
+        ]
+        return inspect.Signature(parameters, return_annotation=None)
+
+
 @dataclass_transform(frozen_default=True)
 class Record:
     """Base of the immutable field records (see the module docstring)."""
@@ -31,6 +49,7 @@ class Record:
     __slots__ = ()
     __match_args__: ClassVar[tuple[str, ...]] = ()
     _setters: ClassVar[tuple[Callable[[Any, Any], None], ...]] = ()
+    __signature__: ClassVar[Any] = _FieldSignature()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
