@@ -86,7 +86,8 @@ def _attempts(count: int, seed: int) -> list[bytes]:
 async def _role_node(options: argparse.Namespace) -> None:
     """A node that claims what it is told, reports, and stops when stdin closes."""
     timers = json.loads(options.timers)
-    node = UIAPNode(TransportConfig(interfaces=("e0",), **timers))
+    engine_config = EngineConfig(**json.loads(options.engine))
+    node = UIAPNode(TransportConfig(interfaces=("e0",), **timers), engine_config)
     await node.start()
     while not node.interfaces:
         await asyncio.sleep(0.01)
@@ -170,7 +171,13 @@ def _spawn(host: str, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
 
-def _node(host: str, timers: dict[str, float], hold: list[int], claims: list[int]) -> Any:
+def _node(
+    host: str,
+    timers: dict[str, float],
+    hold: list[int],
+    claims: list[int],
+    engine: dict[str, Any] | None = None,
+) -> Any:
     process = _spawn(
         host,
         "--role",
@@ -181,6 +188,8 @@ def _node(host: str, timers: dict[str, float], hold: list[int], claims: list[int
         json.dumps(hold),
         "--claims",
         json.dumps(claims),
+        "--engine",
+        json.dumps(engine or {}),
     )
     return process
 
@@ -225,8 +234,8 @@ def _latency(label: str, timers: dict[str, float], granted: int, denied: int) ->
         )
 
 
-def _throughput(count: int) -> None:
-    sink = _node("b", FAST, list(range(OWN_CLAIMS)), [])
+def _throughput(count: int, label: str, engine_fields: dict[str, Any]) -> None:
+    sink = _node("b", FAST, list(range(OWN_CLAIMS)), [], engine_fields)
     _first_line(sink)
     blaster = _spawn("a", "--role", "blast", "--count", str(count))
     sent = _first_line(blaster)
@@ -237,7 +246,8 @@ def _throughput(count: int) -> None:
     handled = transport["delivered"]
     transport_rate = handled / report["cpu"] if report["cpu"] else float("nan")
 
-    engine = Engine(0x1234, random.Random(1), EngineConfig(**FAST))  # type: ignore[arg-type]
+    config = EngineConfig(**FAST, **engine_fields)  # type: ignore[arg-type]
+    engine = Engine(0x1234, random.Random(1), config)
     engine.add_interface("e0")
     for value in range(OWN_CLAIMS):
         engine.claim(DOMAIN, _space(value), 3600, 0.0)
@@ -248,7 +258,7 @@ def _throughput(count: int) -> None:
         engine.receive_datagram(data, "e0", "fe80::1", 10.0)
     engine_rate = count / (time.process_time() - cpu)
 
-    print(f"\nthroughput: {sent['sent']} distinct new Claim-Attempts, {OWN_CLAIMS} own claims")
+    print(f"\nthroughput, {label}: {sent['sent']} distinct new Claim-Attempts, one source")
     print(f"  sender: {sent['sent'] / sent['seconds']:,.0f} datagrams/s")
     print(
         f"  node: {handled} handled, {transport['buffer_overflows']} lost to a full socket "
@@ -267,6 +277,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--role", choices=["node", "blast"])
     parser.add_argument("--timers", default="{}")
+    parser.add_argument("--engine", default="{}", help="EngineConfig fields (JSON)")
     parser.add_argument("--hold", default="[]")
     parser.add_argument("--claims", default="[]")
     parser.add_argument("--count", type=int, default=20000)
@@ -287,7 +298,12 @@ def main() -> None:
             "draft timers (UIAP §10)", DRAFT, granted=1 if quick else 4, denied=3 if quick else 10
         )
         _latency("fast test timers", FAST, granted=3 if quick else 20, denied=3 if quick else 20)
-        _throughput(2000 if quick else options.count)
+        count = 2000 if quick else options.count
+        # Every datagram recorded and compared with the node's 20 own claims:
+        _throughput(count, "rate limits off", {"source_rate": None, "interface_rate": None})
+        # What a one-source flood costs a node with the default limits (most are refused
+        # by the per-source token bucket before anything is recorded):
+        _throughput(count, "default engine limits", {})
     finally:
         _teardown()
 

@@ -16,7 +16,7 @@ from daemon_site import running
 from uuidkit.daemon.config import ConfigError, DaemonConfig, load_config
 from uuidkit.daemon.keys import read_key_file
 from uuidkit.daemon.notify import notify, notify_address
-from uuidkit.daemon.state import FileOps, StateError, StateStore
+from uuidkit.daemon.state import FileOps, StateError, StateStore, StateWriter
 from uuidkit.uiap.auth import AuthError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -280,5 +280,39 @@ def test_reload_changes_limits_and_keeps_what_needs_a_restart(tmp_path: Path) ->
             path.write_text("max_clients = -1\n")
             daemon.reload()  # refused: the running configuration stays
             assert daemon.server.config.max_clients == 7
+
+    asyncio.run(main())
+
+
+def test_group_commit_and_a_failing_disk(tmp_path: Path) -> None:
+    """Changes made while a write runs share the next write; a failed write is counted
+    and its waiters still run (a full disk must not hang the API)."""
+    writes: list[dict[str, Any]] = []
+    store = StateStore(str(tmp_path / "state"))
+    version = {"n": 0}
+    fail = {"on": False}
+    real_save = store.save
+
+    def save(state: Any) -> None:
+        if fail["on"]:
+            raise OSError(28, "No space left on device")
+        writes.append(dict(state))
+        real_save(state)
+
+    store.save = save  # type: ignore[method-assign]
+
+    async def main() -> None:
+        writer = StateWriter(store, lambda: {"claims": [version["n"]]})
+        done: list[int] = []
+        for number in range(1, 6):
+            version["n"] = number
+            writer.save(then=lambda number=number: done.append(number))  # type: ignore[misc]
+        await writer.persisted()
+        assert done == [1, 2, 3, 4, 5]
+        assert 1 <= len(writes) <= 2 and writes[-1]["claims"] == [5]
+        fail["on"] = True
+        writer.save(then=lambda: done.append(6))
+        await writer.persisted()
+        assert done[-1] == 6 and writer.errors == 1
 
     asyncio.run(main())

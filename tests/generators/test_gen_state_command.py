@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -53,3 +54,18 @@ def test_reset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert not path.exists()
     assert main(["state", "reset", str(path)]) == 0
     assert capsys.readouterr().out.splitlines() == [f"removed {path}", f"no state file at {path}"]
+
+
+@pytest.mark.timeout(30)
+def test_show_refuses_a_fifo_and_a_symlink_without_blocking(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fifo = tmp_path / "pipe.state"
+    os.mkfifo(fifo, 0o600)
+    assert main(["state", "show", str(fifo)]) == 2
+    assert "a FIFO, not a state file" in capsys.readouterr().err
+    link = tmp_path / "link.state"
+    StateFile(tmp_path / "real.state").write(StoredState("v7", 1, 2, 3, None, 4))
+    link.symlink_to(tmp_path / "real.state")
+    assert main(["state", "show", str(link)]) == 2
+    assert "a symbolic link, not a state file" in capsys.readouterr().err

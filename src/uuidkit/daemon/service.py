@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from uuidkit.daemon.state import StateStore
+from uuidkit.daemon.state import StateStore, StateWriter
 from uuidkit.uiap.api import (
     APIError,
     ClaimParams,
@@ -163,14 +163,11 @@ class ClaimService:
         self._subscribers: set[Callable[[str, dict[str, Any]], None]] = set()
         #: Claim ID -> outcome of its reclaim after the last start ("pending" until known).
         self.restored: dict[str, dict[str, Any]] = {}
-        self.state_write_errors = 0
         self.events_sent: Counter[str] = Counter()
         self._interfaces: tuple[str, ...] = ()
         self._poller: asyncio.TimerHandle | None = None
         self._stopping = False
-        self._dirty = False
-        self._after_write: list[Callable[[], None]] = []
-        self._writer: asyncio.Task[None] | None = None
+        self.writer = StateWriter(store, self._snapshot)
         #: The site-key authenticator, if any (its counters appear in ``status``).
         self.authenticator: Any = None
 
@@ -186,7 +183,7 @@ class ClaimService:
                 self._restore(entry, now)
             except (KeyError, TypeError, ValueError) as error:
                 _log.error("state: skipping an unreadable claim %r: %s", entry, error)
-        self._save_now()
+        self.writer.save_now()
 
     def _restore(self, entry: dict[str, Any], now: float) -> None:
         params = parse_claim_params(entry["params"])
@@ -219,9 +216,8 @@ class ClaimService:
                 self._forget(record)
             else:
                 self._resolve_error(record, "the daemon is stopping; the claim is kept")
-        if self._writer is not None:
-            await asyncio.gather(self._writer, return_exceptions=True)
-        self._save_now()
+        await self.writer.drain()
+        self.writer.save_now()
         await self.node.stop()
 
     # ------------------------------------------------------------------ the API's requests
@@ -451,47 +447,15 @@ class ClaimService:
             callback(name, fields)
 
     def _save(self, then: Callable[[], None] | None = None) -> None:
-        """Write the state soon; ``then`` runs once a write that includes this change is
-        on disk. Changes made while a write runs share the next one (group commit), and
-        the write runs in a thread so the loop keeps serving."""
-        self._dirty = True
-        if then is not None:
-            self._after_write.append(then)
-        if self._writer is None or self._writer.done():
-            self._writer = asyncio.get_running_loop().create_task(self._write_loop())
+        self.writer.save(then)
 
     async def persisted(self) -> None:
         """Return once every change made so far is on disk."""
-        if self._writer is None or self._writer.done():
-            return
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        await self.writer.persisted()
 
-        def finished() -> None:
-            if not done.done():
-                done.set_result(None)
-
-        self._after_write.append(finished)
-        await done
-
-    async def _write_loop(self) -> None:
-        while self._dirty or self._after_write:
-            self._dirty = False
-            callbacks, self._after_write = self._after_write, []
-            snapshot = self._snapshot()
-            try:
-                await asyncio.to_thread(self.store.save, snapshot)
-            except OSError as error:
-                self.state_write_errors += 1
-                _log.error("cannot write the state directory: %s", error)
-            for callback in callbacks:
-                callback()
-
-    def _save_now(self) -> None:
-        try:
-            self.store.save(self._snapshot())
-        except OSError as error:
-            self.state_write_errors += 1
-            _log.error("cannot write the state directory: %s", error)
+    @property
+    def state_write_errors(self) -> int:
+        return self.writer.errors
 
     def _snapshot(self) -> dict[str, Any]:
         claims = [record.saved_form() for record in self.claims.values() if record.persistent]

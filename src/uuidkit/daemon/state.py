@@ -12,18 +12,22 @@ References: UIAP §4.1 (the device ID), §4.4 (claims reclaimed after a restart)
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
+import logging
 import os
 import secrets
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from uuidkit.errors import UUIDKitError
 
-__all__ = ["FileOps", "StateError", "StateStore"]
+__all__ = ["FileOps", "StateError", "StateStore", "StateWriter"]
+
+_log = logging.getLogger("uuidkit.daemon")
 
 STATE_FILE: Final = "state.json"
 STATE_VERSION: Final = 1
@@ -146,3 +150,67 @@ class StateStore:
                 middle = name[len(_TEMP_PREFIX) : -len(_TEMP_SUFFIX)]
                 if len(middle) == 16 and all(c in "0123456789abcdef" for c in middle):
                     os.unlink(name, dir_fd=self._dir_fd)
+
+
+class StateWriter:
+    """Writes a :class:`StateStore` from an asyncio loop without blocking it.
+
+    ``save(then)`` asks for a write of ``snapshot()``; ``then`` runs once a write that
+    includes the change is on disk. Changes made while a write runs share the next one
+    (group commit), and writes run in a thread, one at a time. A failed write is logged
+    and counted in ``errors``; the next change tries again.
+    """
+
+    def __init__(self, store: StateStore, snapshot: Callable[[], Mapping[str, Any]]) -> None:
+        self.store = store
+        self.snapshot = snapshot
+        self.errors = 0
+        self._dirty = False
+        self._after_write: list[Callable[[], None]] = []
+        self._task: asyncio.Task[None] | None = None
+
+    def save(self, then: Callable[[], None] | None = None) -> None:
+        self._dirty = True
+        if then is not None:
+            self._after_write.append(then)
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._write_loop())
+
+    async def persisted(self) -> None:
+        """Return once every change asked for so far is on disk."""
+        if self._task is None or self._task.done():
+            return
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def finished() -> None:
+            if not done.done():
+                done.set_result(None)
+
+        self._after_write.append(finished)
+        await done
+
+    async def drain(self) -> None:
+        """Wait for the write in progress, if any."""
+        if self._task is not None:
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _write_loop(self) -> None:
+        while self._dirty or self._after_write:
+            self._dirty = False
+            callbacks, self._after_write = self._after_write, []
+            snapshot = self.snapshot()
+            try:
+                await asyncio.to_thread(self.store.save, snapshot)
+            except OSError as error:
+                self.errors += 1
+                _log.error("cannot write the state directory: %s", error)
+            for callback in callbacks:
+                callback()
+
+    def save_now(self) -> None:
+        """Write at once, blocking (at start and at stop)."""
+        try:
+            self.store.save(self.snapshot())
+        except OSError as error:
+            self.errors += 1
+            _log.error("cannot write the state directory: %s", error)

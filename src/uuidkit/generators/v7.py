@@ -308,6 +308,8 @@ class V7Layout:
         References: RFC 9562 §6.2 ("randomly initialize the counter with each new timestamp
         tick"; "Counter Rollover Guards").
         """
+        if not self.seed_mask:
+            return 0  # Method 3 alone: no counter to seed
         return ((draw() << 64) | draw()) & self.seed_mask
 
     def value(self, prefix: int, counter: int, word: int, draw: Callable[[], int]) -> int:

@@ -22,8 +22,7 @@ import errno
 import socket
 import struct
 import sys
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 from uuidkit.errors import TransportError
 from uuidkit.net.config import Family
@@ -41,13 +40,15 @@ _IP_MREQN: Final = struct.Struct("@4s4si")
 #: socket(7) SO_RXQ_OVFL: every datagram carries the socket's count of datagrams the
 #: kernel dropped because the receive buffer was full.
 _SO_RXQ_OVFL: Final = getattr(socket, "SO_RXQ_OVFL", 40)
+_IPV6_PKTINFO: Final = socket.IPV6_PKTINFO
+_IPPROTO_IPV6: Final = socket.IPPROTO_IPV6
 _SO_RCVBUFFORCE: Final = getattr(socket, "SO_RCVBUFFORCE", 33)
 _ANCILLARY_OCTETS: Final = socket.CMSG_SPACE(_IN6_PKTINFO.size) + socket.CMSG_SPACE(32) * 2
 
 
-@dataclass(frozen=True, slots=True)
-class Arrival:
-    """One received datagram with what the kernel said about it."""
+class Arrival(NamedTuple):
+    """One received datagram with what the kernel said about it (a tuple: one is made
+    per datagram, so it must be cheap)."""
 
     #: The UDP payload (at most the receive buffer; see ``truncated``).
     data: bytes
@@ -156,25 +157,29 @@ def receive(sock: socket.socket, family: Family, buffer_octets: int) -> Arrival:
     destination: str | None = None
     ifindex: int | None = None
     overflows: int | None = None
+    ipv6 = family is Family.IPV6
     for level, kind, payload in ancillary:
-        if (level, kind) == (socket.SOL_SOCKET, _SO_RXQ_OVFL) and len(payload) >= 4:
+        if kind == _SO_RXQ_OVFL and level == socket.SOL_SOCKET and len(payload) >= 4:
             overflows = int.from_bytes(payload[:4], sys.byteorder)
-        if family is Family.IPV6 and (level, kind) == (socket.IPPROTO_IPV6, socket.IPV6_PKTINFO):
+        elif ipv6 and kind == _IPV6_PKTINFO and level == _IPPROTO_IPV6:
             if len(payload) >= _IN6_PKTINFO.size:
                 raw, ifindex = _IN6_PKTINFO.unpack_from(payload)
                 destination = socket.inet_ntop(socket.AF_INET6, raw)
         elif (
-            family is Family.IPV4
-            and (level, kind) == (socket.IPPROTO_IP, _IP_PKTINFO)
+            not ipv6
+            and kind == _IP_PKTINFO
+            and level == socket.IPPROTO_IP
             and len(payload) >= _IN_PKTINFO.size
         ):
             ifindex, _, raw = _IN_PKTINFO.unpack_from(payload)
             destination = socket.inet_ntoa(raw)
     # Python renders a scoped IPv6 source as "fe80::1%eth0"; the scope is the arrival
     # interface, which packet information already gives.
-    source = str(address[0]).partition("%")[0]
+    source: str = address[0]
+    if "%" in source:
+        source = source.partition("%")[0]
     truncated = bool(flags & socket.MSG_TRUNC)
-    return Arrival(data, source, int(address[1]), destination, ifindex, truncated, overflows)
+    return Arrival(data, source, address[1], destination, ifindex, truncated, overflows)
 
 
 def send(

@@ -87,8 +87,8 @@ class ProxyTable:
     def full_for(self, message: Message) -> bool:
         """True when ``message`` would add a record beyond ``capacity`` (replacing the
         record of the same claim is always possible)."""
-        if self.capacity is None or self._count < self.capacity:
-            return False
+        if self.capacity is None or self._count < self.capacity or message.lifetime == 0:
+            return False  # a lifetime of 0 adds no record
         key = (message.device_id, message.claim_reference, message.domain)
         return self.get(key) is None
 
