@@ -57,7 +57,7 @@ from uuidkit.generators.nodesource import (
     NodeLease,
     NodeListener,
 )
-from uuidkit.uiap.api import PROTOCOL_VERSION, APIError, decode_line
+from uuidkit.uiap.api import PROTOCOL_VERSION, APIError, ErrorCode, decode_line
 from uuidkit.uiap.client import ClaimResult, Client
 from uuidkit.uiap.numberspaces import UUID_NODE_ID_DOMAIN, node_id_uid
 from uuidkit.uiap.space import UIDSpace
@@ -367,9 +367,9 @@ class UIAPNodeSource:
         except APIError as error:
             self._client.close()
             self._client = None
-            raise NodeUnavailableError(
-                f"UIAP daemon at {self.socket_path}: {error}", f"daemon: {error.code.value}"
-            ) from None
+            unreachable = error.code is ErrorCode.UNREACHABLE
+            reason = "daemon unreachable" if unreachable else f"daemon: {error.code.value}"
+            raise NodeUnavailableError(f"UIAP daemon ({reason}): {error}", reason) from None
 
     def _expires_ns(self, result: ClaimResult) -> int:
         if result.expires is None:
