@@ -456,7 +456,7 @@ PyMethodDef uk_text_methods[] = {
     {"fields", speedups_fields, METH_O,
      "fields(u): every field of u under the RFC's names.\n\nReferences: RFC 9562 §5.1-§5.10."},
     {"timestamp_ns", speedups_timestamp_ns, METH_O,
-     "timestamp_ns(u): the embedded time as Unix-epoch nanoseconds, or None.\n\n"
+     "timestamp_ns(u): the embedded time in nanoseconds since the Unix epoch, or None.\n\n"
      "References: RFC 9562 §5.1, §5.6, §5.7."},
     {NULL, NULL, 0, NULL},
 };

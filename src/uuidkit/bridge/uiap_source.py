@@ -139,8 +139,8 @@ class UIAPNodeSource:
     - **Claim**: a random node (47 CSPRNG bits, multicast bit set, RFC 9562 §6.10) claimed
       for ``lifetime_s`` with renewal; a denial draws another node, up to ``max_attempts``.
     - **Renewal**: done by the daemon every half lifetime; the lease handed to generators
-      ends ``expiry_margin_s`` before the claim's expiry, so a renewal that is never heard
-      stops the node even if no event arrives.
+      ends ``expiry_margin_s`` (at most a quarter lifetime) before the claim's expiry, so a
+      renewal that is never heard stops the node even if no event arrives.
     - **Loss**: collision, expiry, release or the daemon gone: LOST is emitted at once; then
       ``on_loss`` decides (RECLAIM a new node, or RAISE).
     - **Thread safety**: one lock; listeners are called outside it.
@@ -172,7 +172,9 @@ class UIAPNodeSource:
         self.lifetime_s = lifetime_s
         self.on_loss = on_loss
         self.max_attempts = max_attempts
-        self._margin_ns = int(expiry_margin_s * NS_PER_S)
+        # The daemon renews at least half a lifetime before the end; a margin of at most a
+        # quarter lifetime leaves the renewal time to be heard before the lease ends.
+        self._margin_ns = int(min(expiry_margin_s, lifetime_s / 4) * NS_PER_S)
         self._timeout_s = timeout_s
         self._clock = clock if clock is not None else system_clock_ns
         self._random_bytes = random_bytes

@@ -26,6 +26,7 @@ References: RFC 9562 §4 (forms), §4.1 (Table 1), §4.2 (Table 2), §5 (layouts
 from __future__ import annotations
 
 import argparse
+import atexit
 import dataclasses
 import json
 from collections.abc import Callable, Iterator
@@ -48,6 +49,7 @@ from uuidkit.namebased import (
     NAMESPACE_X500,
     build_v8_name,
 )
+from uuidkit.nodelayouts import NODE_LAYOUTS, V8NodeFields, read_node_layout
 from uuidkit.parse import from_bytes_le, from_int, parse
 from uuidkit.timestamps import unix_ns_to_datetime
 
@@ -135,6 +137,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     gen.add_argument("--format", choices=styles, default="hyphenated", help="how to write each")
     gen.add_argument("--prefix", help="the TypeID type prefix for --format typeid")
+    gen.add_argument(
+        "--node-from",
+        metavar="SOCKET",
+        help="versions 1, 6, 7, 8: carry a node ID claimed through the UIAP daemon at SOCKET "
+        "(7: the v7-node layout, 8: v8-node; see docs/distributed.md)",
+    )
     gen.set_defaults(handler=gen_command, parser=gen)
 
     inspect = subparsers.add_parser("inspect", help="decode variant, version, fields and time")
@@ -142,6 +150,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     inspect.add_argument("--json", action="store_true", help="one JSON object per line")
     inspect.add_argument(
         "--from", dest="source", choices=SOURCES, default="text", help="how the input is written"
+    )
+    inspect.add_argument(
+        "--layout",
+        choices=NODE_LAYOUTS,
+        help="read as this node-bearing layout (a v7 or v8 does not say it carries a node)",
     )
     inspect.set_defaults(handler=inspect_command, parser=inspect)
 
@@ -236,6 +249,10 @@ def _block_maker(args: argparse.Namespace) -> Callable[[int], list[UUID]]:
     parser: argparse.ArgumentParser = args.parser
     version: int = args.version
     named = args.name is not None or args.namespace is not None or args.hash is not None
+    if args.node_from is not None:
+        if version not in (1, 6, 7, 8) or named:
+            parser.error(f"--node-from: node-bearing versions are 1, 6, 7 and 8, not {version}")
+        return _node_bound(version, args.node_from)
     if version not in _NAME_VERSIONS and named:
         parser.error(f"--name/--namespace/--hash: not used by version {version}")
     if args.hash is not None and version != 8:
@@ -258,6 +275,16 @@ def _block_maker(args: argparse.Namespace) -> Callable[[int], list[UUID]]:
     return lambda count: [make() for _ in range(count)]
 
 
+def _node_bound(version: int, socket_path: str) -> Callable[[int], list[UUID]]:
+    """UUIDs whose node ID is claimed through the UIAP daemon at ``socket_path``; the claim
+    is released when the command ends (RFC 9562 §6.4; UIAP §2.1.1)."""
+    from uuidkit.bridge import UIAPNodeSource, node_bound_generator
+
+    source = UIAPNodeSource(socket_path)
+    atexit.register(source.close)
+    return node_bound_generator(version, source).generate
+
+
 def _name_based(version: int, namespace: UUID, name: str, algorithm: str) -> UUID:
     if version == 3:
         return uuidkit.uuid3(namespace, name)
@@ -276,7 +303,11 @@ def inspect_command(args: argparse.Namespace) -> int:
     """
     first = True
     for item in inputs(args.uuids):
-        description = describe(_parsed(item, args.source))
+        value = _parsed(item, args.source)
+        try:
+            description = describe(value, args.layout)
+        except UUIDKitError as error:
+            raise item.error(error) from None
         if args.json:
             write(json.dumps(description) + "\n")
         else:
@@ -294,13 +325,14 @@ def _parsed(item: Input, source: str, change: Callable[[UUID], UUID] | None = No
         raise item.error(error) from None
 
 
-def describe(value: UUID) -> dict[str, Any]:
-    """Variant, version, every field under its RFC name and the embedded time of ``value``.
+def describe(value: UUID, layout: str | None = None) -> dict[str, Any]:
+    """Variant, version, every field under its RFC name and the embedded time of ``value``;
+    with ``layout`` (``v7-node`` ...), the fields of that node-bearing layout.
 
-    References: RFC 9562 §4.1, §4.2, §5.1-§5.10.
+    References: RFC 9562 §4.1, §4.2, §5.1-§5.10, §6.4.
     """
     number_version = version(value)
-    record = fields(value)
+    record = fields(value) if layout is None else read_node_layout(value, layout)
     description: dict[str, Any] = {
         "uuid": str(value),
         "variant": VARIANT_LABELS[variant(value)],
@@ -314,6 +346,10 @@ def describe(value: UUID) -> dict[str, Any]:
         if field.name not in ("variant", "version")
     }
     unix_ns = timestamp_ns(value)
+    if isinstance(record, V8NodeFields):  # v8 has no time of its own; this layout does
+        unix_ns, number_version = record.timestamp_ns, 1  # 244 ns steps: print 100 ns digits
+    if layout is not None:
+        description["layout"] = layout
     if unix_ns is not None and number_version is not None:
         description["unix_ns"] = unix_ns
         description["time"] = iso8601(unix_ns, _FRACTION_DIGITS[number_version])

@@ -29,8 +29,9 @@ class Authenticator(Protocol):
       ``auth``). ``source`` is the sender's link-local address, ``destination`` the
       address the datagram was sent to, ``interface`` the arrival interface's name.
 
-    ``open`` must not raise for any input; if it raises ``ValueError`` anyway, the
-    datagram is dropped as ``auth``.
+    ``open`` must not raise for any input; if it raises anyway, the datagram is dropped
+    as ``auth`` and the error logged. If ``seal`` raises, that datagram is not sent
+    (``send_failed["seal-error"]``); the node keeps running either way.
 
     References: UIAP §7; RFC 8967 §4.
     """

@@ -287,7 +287,12 @@ class UIAPNode:
                 )
             data = transmit.data
             if self.authenticator is not None:
-                data = self.authenticator.seal(data, source, destination, name)
+                try:
+                    data = self.authenticator.seal(data, source, destination, name)
+                except Exception:  # a broken sealer must not stop timers and events
+                    self.stats.send_failed[SendFailure.SEAL] += 1
+                    self._log.warning("seal", "authenticator.seal raised", exc_info=True)
+                    continue
             if len(data) > config.max_datagram_octets:
                 self.stats.send_failed[SendFailure.OVERSIZED] += 1
                 continue
@@ -382,7 +387,8 @@ class UIAPNode:
                 opened = self.authenticator.open(
                     data, arrival.source, arrival.destination or "", verdict
                 )
-            except ValueError:
+            except Exception:  # the protocol says never; a bad datagram must not stop the node
+                self._log.warning("open", "authenticator.open raised", exc_info=True)
                 opened = None
             if opened is None:
                 self.stats.dropped[TransportDrop.AUTH] += 1

@@ -40,7 +40,7 @@ class TransportDrop(enum.Enum):
     #: multicast address (Claim-Attempts are multicast, Claim-Denies unicast: UIAP §4.2,
     #: §4.3).
     WRONG_DESTINATION = "wrong-destination"
-    #: The authenticator refused it.
+    #: The authenticator refused it (``open`` returned ``None``, or raised: logged).
     AUTH = "auth"
     #: The engine raised: a bug, logged and counted rather than crashing the node.
     ENGINE_ERROR = "engine-error"
@@ -57,6 +57,8 @@ class SendFailure(enum.Enum):
     ERROR = "error"
     #: Longer than ``max_datagram_octets`` after sealing.
     OVERSIZED = "oversized"
+    #: The authenticator's ``seal`` raised (a bug in it; logged).
+    SEAL = "seal-error"
 
 
 class Channel(enum.Enum):

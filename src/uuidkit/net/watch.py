@@ -41,7 +41,7 @@ class RateLimitedLog:
         self._last: dict[str, float] = {}
         self._suppressed: dict[str, int] = {}
 
-    def warning(self, kind: str, message: str, *args: object) -> None:
+    def warning(self, kind: str, message: str, *args: object, exc_info: bool = False) -> None:
         now = self._clock()
         last = self._last.get(kind)
         if last is not None and now - last < self._interval:
@@ -50,7 +50,7 @@ class RateLimitedLog:
         self._last[kind] = now
         suppressed = self._suppressed.pop(kind, 0)
         suffix = f" ({suppressed} similar suppressed)" if suppressed else ""
-        self._logger.warning(message + suffix, *args)
+        self._logger.warning(message + suffix, *args, exc_info=exc_info)
 
 
 class LinkWatcher:

@@ -37,7 +37,6 @@ References: UIAP §2.4, §3, §4.2, §4.3, §4.4, §4.5, §5.1, §9, §10.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Final
 
@@ -52,6 +51,8 @@ from uuidkit.uiap.engine_types import (
     EngineStats,
     Multicast,
     Transmit,
+    check_claim_arguments,
+    check_time,
 )
 from uuidkit.uiap.events import (
     ClaimDefended,
@@ -158,7 +159,7 @@ class Engine(Forwarder):
 
         References: UIAP §2.4.1, §3.2.1.1, §4.2, §4.4, §4.5.2, §5.1.
         """
-        _check_claim_arguments(domain, space, lifetime, now, reclaim=reclaim, proxy=proxy)
+        check_claim_arguments(domain, space, lifetime, now, reclaim=reclaim, proxy=proxy)
         space = self._local_form(domain, space)
         self._run_due(now)
         if reclaim:
@@ -191,7 +192,7 @@ class Engine(Forwarder):
             raise EngineError(f"claim handle: expected an int, found {type(claim).__name__}")
         if not 0 < claim < self._next_handle:
             raise EngineError(f"unknown claim handle {claim}")
-        _check_time(now)
+        check_time(now)
         self._run_due(now)
         own = self._forget_claim(claim)
         if own is not None:
@@ -500,26 +501,3 @@ class Engine(Forwarder):
         self._proxies.forget(record)
         self._timers.cancel(record.timer)
         self._emit(ProxyDefenseEnded(record.claimant, record.domain, record.space))
-
-
-def _check_time(now: object) -> None:
-    if isinstance(now, bool) or not isinstance(now, int | float) or not math.isfinite(now):
-        raise EngineError(f"now: expected a finite number of seconds, found {now!r}")
-
-
-def _check_claim_arguments(
-    domain: object, space: object, lifetime: object, now: object, *, reclaim: object, proxy: object
-) -> None:
-    """Raise EngineError, naming the argument, unless each has the documented type."""
-    if not isinstance(domain, DomainID):
-        raise EngineError(f"domain: expected a DomainID, found {type(domain).__name__}")
-    if not isinstance(space, UIDSpace):
-        raise EngineError(f"space: expected a UIDSpace, found {type(space).__name__}")
-    if isinstance(lifetime, bool) or not isinstance(lifetime, int):
-        raise EngineError(f"lifetime: expected an int of seconds, found {lifetime!r}")
-    if not 0 <= lifetime <= LIFETIME_INFINITE:
-        raise EngineError(f"lifetime must be 0 .. 2**32-1 seconds, got {lifetime}")
-    _check_time(now)
-    for name, flag in (("reclaim", reclaim), ("proxy", proxy)):
-        if not isinstance(flag, bool):
-            raise EngineError(f"{name}: expected a bool, found {flag!r}")

@@ -9,6 +9,7 @@ References: UIAP §2.4.1, §3.1, §4.1, §4.2.2.1, §4.3.2, §4.4, §4.5.2, §5.
 from __future__ import annotations
 
 import enum
+import math
 from collections import Counter
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -22,7 +23,9 @@ from uuidkit.uiap.constants import (
     UIAP_NEW_CLAIM_ATTEMPTS,
     UIAP_RECLAIM_ATTEMPTS,
 )
+from uuidkit.uiap.domain import DomainID
 from uuidkit.uiap.events import DropReason
+from uuidkit.uiap.space import UIDSpace
 
 __all__ = [
     "DEFAULT_ENGINE_CONFIG",
@@ -219,3 +222,27 @@ class EngineStats:
     flood_records_evicted: int = 0
     #: Network-caused events not queued because ``max_queued_events`` were waiting.
     events_dropped: int = 0
+
+
+def check_time(now: object) -> None:
+    """Raise EngineError unless ``now`` is a finite number of seconds (not a bool)."""
+    if isinstance(now, bool) or not isinstance(now, int | float) or not math.isfinite(now):
+        raise EngineError(f"now: expected a finite number of seconds, found {now!r}")
+
+
+def check_claim_arguments(
+    domain: object, space: object, lifetime: object, now: object, *, reclaim: object, proxy: object
+) -> None:
+    """Raise EngineError, naming the argument, unless each has the documented type."""
+    if not isinstance(domain, DomainID):
+        raise EngineError(f"domain: expected a DomainID, found {type(domain).__name__}")
+    if not isinstance(space, UIDSpace):
+        raise EngineError(f"space: expected a UIDSpace, found {type(space).__name__}")
+    if isinstance(lifetime, bool) or not isinstance(lifetime, int):
+        raise EngineError(f"lifetime: expected an int of seconds, found {lifetime!r}")
+    if not 0 <= lifetime <= LIFETIME_INFINITE:
+        raise EngineError(f"lifetime must be 0 .. 2**32-1 seconds, got {lifetime}")
+    check_time(now)
+    for name, flag in (("reclaim", reclaim), ("proxy", proxy)):
+        if not isinstance(flag, bool):
+            raise EngineError(f"{name}: expected a bool, found {flag!r}")

@@ -1,0 +1,70 @@
+"""The cost of node-bearing UUIDs per call, as ratios to the plain generators of the same run.
+
+Holding a claimed node must not add a round trip per UUID: the node-bound generators ask
+their source only when the lease is missing, lost or expired. The source used here is a
+ManualNodeSource (the generator's path is the same for every source); with ``--socket PATH``
+a real UIAPNodeSource claims a node through the daemon at PATH, and the number of claims it
+made for all the values is printed.
+
+Run: ``python3 bench/bench_bridge.py [--socket PATH]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import uuid
+from typing import Any
+
+import uuidkit
+from common import Timer
+from uuidkit.generators import (
+    ManualNodeSource,
+    NodeBoundV1Generator,
+    NodeBoundV6Generator,
+    NodeBoundV7Generator,
+    NodeBoundV8Generator,
+    V1Generator,
+    V7Generator,
+)
+from uuidkit.generators.nodesource import NodeSource
+
+NODE = 0x0123_4567_89AB | 1 << 40
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--socket", help="a UIAP daemon's API socket: use a real claim")
+    args = parser.parse_args()
+    source: Any
+    if args.socket:
+        from uuidkit.bridge import UIAPNodeSource
+
+        source = UIAPNodeSource(args.socket)
+    else:
+        source = ManualNodeSource(NODE)
+    per_call(source)
+    if args.socket:
+        print(f"\nclaims made through the daemon for all values above: {source.claims_made}")
+        source.close()
+
+
+def per_call(source: NodeSource) -> None:
+    timer = Timer(number=200_000)
+    base = timer.measure("stdlib uuid.uuid4()", uuid.uuid4)
+    timer.measure("stdlib uuid.uuid1()", uuid.uuid1)
+    plain_v1 = timer.measure("uuidkit.uuid1()", uuidkit.uuid1)
+    timer.measure("V1Generator()()", V1Generator())
+    node_v1 = timer.measure("NodeBoundV1Generator()()", NodeBoundV1Generator(source))
+    timer.measure("NodeBoundV6Generator()()", NodeBoundV6Generator(source))
+    plain_v7 = timer.measure("uuidkit.uuid7()", uuidkit.uuid7)
+    timer.measure("V7Generator()()", V7Generator())
+    node_v7 = timer.measure("NodeBoundV7Generator()()  (v7-node)", NodeBoundV7Generator(source))
+    timer.measure("NodeBoundV8Generator()()  (v8-node)", NodeBoundV8Generator(source))
+    timer.report(base, "node-bearing UUIDs, one per call")
+    results = timer.results
+    print(f"\nnode-bound v1 / uuidkit.uuid1: {results[node_v1] / results[plain_v1]:.2f}x")
+    print(f"node-bound v7 / uuidkit.uuid7: {results[node_v7] / results[plain_v7]:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""UIAPNode's receive and send paths with a broken authenticator, without sockets: the
+node counts and carries on (nothing from the network, or from a plug-in, stops it)."""
+
+from __future__ import annotations
+
+import random
+
+from uuidkit.net import (
+    Arrival,
+    Channel,
+    InterfaceInfo,
+    SendFailure,
+    TransportConfig,
+    TransportDrop,
+    UIAPNode,
+)
+from uuidkit.uiap import DomainID, UIDSpace
+
+DOMAIN = DomainID.parse("0fff:0000:00e0:0000")
+E0 = InterfaceInfo("e0", 7, 0x1043, ("fe80::1",), None, None)
+
+
+class Broken:
+    def seal(self, data: bytes, source: str, destination: str, interface: str) -> bytes:
+        raise RuntimeError("seal bug")
+
+    def open(self, data: bytes, source: str, destination: str, interface: str) -> bytes | None:
+        raise KeyError("open bug")
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.sent: list[tuple[bytes, object]] = []
+
+    def sendto(self, data: bytes, address: object) -> int:
+        self.sent.append((data, address))
+        return len(data)
+
+
+def _node() -> UIAPNode:
+    node = UIAPNode(TransportConfig(), authenticator=Broken(), rng=random.Random(1))
+    node._by_index = {E0.index: E0.name}
+    node._active = {E0.name: E0}
+    node.engine.add_interface(E0.name)
+    return node
+
+
+def test_an_authenticator_that_raises_on_open_drops_the_datagram() -> None:
+    node = _node()
+    arrival = Arrival(bytes(40), "fe80::2", 1021, "ff02::114", E0.index, False)
+    node._handle_arrival(Channel.CLAIM, arrival)
+    assert node.stats.dropped == {TransportDrop.AUTH: 1}
+    assert node.stats.delivered == 0
+
+
+def test_an_authenticator_that_raises_on_seal_costs_that_datagram_only() -> None:
+    node = _node()
+    recorder = Recorder()
+    node._sockets = {Channel.CLAIM: recorder, Channel.REPLY: recorder}  # type: ignore[dict-item]
+    node.engine.claim(DOMAIN, UIDSpace.unique(b"\x01"), 60, 0.0)
+    node._flush()
+    assert node.stats.send_failed == {SendFailure.SEAL: 1}
+    assert recorder.sent == []
+    assert node.engine.get_timer() is not None  # the claim goes on: its timer is armed
