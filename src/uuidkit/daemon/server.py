@@ -300,7 +300,7 @@ class APIServer:
     def _status(self) -> dict[str, Any]:
         service = self.service
         node_status = service.node.status()
-        states: Counter[str] = Counter(record.state for record in service.claims.values())
+        states: Counter[str] = Counter(record.public_state for record in service.claims.values())
         auth = _auth_status(service.authenticator)
         return {
             "version": PROTOCOL_VERSION,
