@@ -1,5 +1,5 @@
 """The public surface: ``__all__`` sorted and complete, the standard library's uuid names
-present, and ``import uuidkit`` free of optional dependencies (DESIGN.md example 12).
+present, and ``import uuidkit`` free of optional dependencies (architecture.md: public surface).
 
 References: RFC 9562 (the names of Python 3.14's ``uuid`` module it implements).
 """

@@ -2,7 +2,7 @@
 
 :func:`parse` tries a fast path first (length, hyphen positions, then :meth:`bytes.fromhex`
 on the 32 remaining characters) and only when that fails runs a slow diagnostic pass that
-names the exact problem and its index (DESIGN.md example 4)::
+names the exact problem and its index (architecture.md: strict input)::
 
     >>> parse("f81d4fae-7dec-11d0-a765-00a0c91e6bfg")
     Traceback (most recent call last):

@@ -74,8 +74,8 @@ def test_claims_a_random_multicast_node_in_the_node_domain(daemon: FakeDaemon) -
 
 def test_collision_on_renewal_switches_node_at_once(daemon: FakeDaemon) -> None:
     with UIAPNodeSource(daemon.path) as source:
-        recorder = Recorder(source)
         generator = node_bound_generator(7, source)
+        recorder = Recorder(source)  # after the generator: it hears a loss first
         before = [generator() for _ in range(1000)]
         first_claim = source.claim_id
         daemon.send_event("collision", {"claim": first_claim, "how": "renewal"})
@@ -92,8 +92,8 @@ def test_collision_on_renewal_switches_node_at_once(daemon: FakeDaemon) -> None:
 
 def test_raise_policy_after_collision(daemon: FakeDaemon) -> None:
     with UIAPNodeSource(daemon.path, on_loss=OnNodeLoss.RAISE) as source:
-        recorder = Recorder(source)
         generator = node_bound_generator(6, source)
+        recorder = Recorder(source)  # after the generator: it hears a loss first
         generator()
         daemon.send_event("collision", {"claim": source.claim_id, "how": "renewal"})
         recorder.wait(NodeEventKind.LOST)
@@ -125,8 +125,8 @@ def test_renewal_extends_the_lease(daemon: FakeDaemon) -> None:
 
 def test_daemon_loss_stops_the_node_and_never_falls_back(daemon: FakeDaemon) -> None:
     with UIAPNodeSource(daemon.path) as source:
-        recorder = Recorder(source)
         generator = node_bound_generator(1, source)
+        recorder = Recorder(source)  # after the generator: it hears a loss first
         generator()
         daemon.stop()
         assert recorder.wait(NodeEventKind.LOST).reason == "daemon connection lost"

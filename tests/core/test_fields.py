@@ -34,6 +34,7 @@ from uuidkit.fields import (
     variant,
     version,
 )
+from uuidkit.parse import from_fields
 
 u128 = st.integers(min_value=0, max_value=(1 << 128) - 1)
 
@@ -149,4 +150,5 @@ def test_every_record_rebuilds_its_uuid(number: int) -> None:
         value = _with_version(number, number_version)
         parts = dataclasses.astuple(fields(value))
         assert layouts.build_v8(*parts).int == value.int ^ ((number_version ^ 8) << 76)
-    assert fields(uuid.UUID(int=number)) is not None
+    # Any 128 bits at all: the record holds every bit that is not version or variant.
+    assert from_fields(fields(uuid.UUID(int=number))) == uuid.UUID(int=number)

@@ -17,7 +17,7 @@ from uuidkit.net import (
 from uuidkit.uiap import DomainID, UIDSpace
 
 DOMAIN = DomainID.parse("0fff:0000:00e0:0000")
-E0 = InterfaceInfo("e0", 7, 0x1043, ("fe80::1",), None, None)
+E0 = InterfaceInfo("e0", 7, 0x1043, ("fe80::1",), (), None)
 
 
 class Broken:

@@ -22,8 +22,10 @@ def test_ipv4_shared_segment(network: Network) -> None:
     for host in hosts:
         network.add_host(host)
     network.segment(hosts)
+    # c's first address is not link-local: its 169.254/16 address (RFC 3927) is a second
+    # one, which the node must find and send from.
+    network.add_ipv4("c", "e0", "10.7.0.3/16")
     for number, host in enumerate(hosts, start=1):
-        # RFC 3927 link-local addresses (169.254/16).
         network.add_ipv4(host, "e0", f"169.254.7.{number}/16")
     config = {"interfaces": ["e0"], "family": "ipv4", "port": 41021, "reply_port": 41022}
     nodes = network.start_nodes({host: config | FAST for host in hosts})

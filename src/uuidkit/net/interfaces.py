@@ -2,8 +2,9 @@
 
 Read from the kernel's own interfaces, never from a subprocess: :func:`socket.if_nameindex`
 for names and indexes, ``/proc/net/if_inet6`` for IPv6 addresses and their scope and
-flags, and the ``SIOCGIFFLAGS`` / ``SIOCGIFADDR`` / ``SIOCGIFHWADDR`` ioctls (netdevice(7))
-for the interface flags, the primary IPv4 address and the hardware address.
+flags, getifaddrs(3) for every IPv4 address, and the ``SIOCGIFFLAGS`` / ``SIOCGIFHWADDR``
+ioctls (netdevice(7)) for the interface flags and the hardware address (``SIOCGIFADDR``,
+the first IPv4 address only, where getifaddrs is unavailable).
 
 References: UIAP §2.3 (link-local multicast), §3.1 (participating interfaces), §4.1
 (device ID from an EUI); RFC 4291 §2.5.6 (fe80::/10), RFC 3927 (169.254/16).
@@ -12,6 +13,7 @@ References: UIAP §2.3 (link-local multicast), §3.1 (participating interfaces),
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import fcntl
 import functools
 import ipaddress
@@ -58,8 +60,9 @@ class InterfaceInfo:
     flags: int
     #: Usable IPv6 link-local addresses (fe80::/10, not tentative), compressed text.
     ipv6_link_local: tuple[str, ...]
-    #: The primary IPv4 address, or ``None``.
-    ipv4_address: str | None
+    #: Every IPv4 address of the interface (getifaddrs(3); the primary one alone where
+    #: that is unavailable).
+    ipv4_addresses: tuple[str, ...]
     #: The 6-octet Ethernet address, or ``None`` for interfaces without one.
     mac: bytes | None
 
@@ -77,8 +80,7 @@ class InterfaceInfo:
         """The addresses UIAP may send from on this interface (UIAP §4.2.2.1)."""
         if family is Family.IPV6:
             return self.ipv6_link_local
-        address = self.ipv4_address
-        return (address,) if address is not None and is_link_local(address, family) else ()
+        return tuple(a for a in self.ipv4_addresses if is_link_local(a, family))
 
     def usable(self, family: Family) -> bool:
         """Up, multicast-capable and with a link-local address of ``family``."""
@@ -104,6 +106,7 @@ def is_link_local(address: str, family: Family) -> bool:
 def discover_interfaces() -> dict[str, InterfaceInfo]:
     """Every interface of this network namespace, by name."""
     ipv6 = _ipv6_link_local_by_index()
+    ipv4 = _ipv4_addresses_by_name()
     found: dict[str, InterfaceInfo] = {}
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         for index, name in socket.if_nameindex():
@@ -112,9 +115,66 @@ def discover_interfaces() -> dict[str, InterfaceInfo]:
                 index=index,
                 flags=_flags(probe, name),
                 ipv6_link_local=tuple(ipv6.get(index, ())),
-                ipv4_address=_ipv4_address(probe, name),
+                ipv4_addresses=_ipv4_of(ipv4, probe, name),
                 mac=_mac(probe, name),
             )
+    return found
+
+
+def _ipv4_of(
+    table: dict[str, list[str]] | None, probe: socket.socket, name: str
+) -> tuple[str, ...]:
+    if table is not None:
+        return tuple(table.get(name, ()))
+    primary = _ipv4_address(probe, name)
+    return (primary,) if primary is not None else ()
+
+
+class _SockaddrIn(ctypes.Structure):
+    _fields_ = (
+        ("family", ctypes.c_ushort),
+        ("port", ctypes.c_ushort),
+        ("address", ctypes.c_ubyte * 4),
+    )
+
+
+class _IfAddrs(ctypes.Structure):
+    pass
+
+
+_IfAddrs._fields_ = (
+    ("next", ctypes.POINTER(_IfAddrs)),
+    ("name", ctypes.c_char_p),
+    ("flags", ctypes.c_uint),
+    ("address", ctypes.POINTER(_SockaddrIn)),
+    ("netmask", ctypes.c_void_p),
+    ("broadcast_or_destination", ctypes.c_void_p),
+    ("data", ctypes.c_void_p),
+)
+
+
+def _ipv4_addresses_by_name() -> dict[str, list[str]] | None:
+    """Every IPv4 address per interface name from getifaddrs(3), or ``None`` when the C
+    library does not offer it (the primary address from SIOCGIFADDR is used then)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        getifaddrs, freeifaddrs = libc.getifaddrs, libc.freeifaddrs
+    except (OSError, AttributeError):
+        return None
+    head = ctypes.POINTER(_IfAddrs)()
+    if getifaddrs(ctypes.byref(head)) != 0:
+        return None
+    found: dict[str, list[str]] = {}
+    try:
+        entry = head
+        while entry:
+            item = entry.contents
+            if item.address and item.address.contents.family == socket.AF_INET and item.name:
+                text = socket.inet_ntoa(bytes(item.address.contents.address))
+                found.setdefault(item.name.decode(errors="replace"), []).append(text)
+            entry = item.next
+    finally:
+        freeifaddrs(head)
     return found
 
 

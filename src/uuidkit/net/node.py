@@ -434,7 +434,7 @@ class UIAPNode:
                     self._active[name] = info
         self._own_addresses = frozenset(
             address for info in known.values() for address in info.link_local_addresses(family)
-        ) | frozenset(info.ipv4_address for info in known.values() if info.ipv4_address)
+        ) | frozenset(address for info in known.values() for address in info.ipv4_addresses)
         self._after_engine()
 
     def _join(self, info: InterfaceInfo) -> None:

@@ -12,7 +12,7 @@ network::
     assert record.outcome is ClaimOutcome.GRANTED
 
 References: draft-white-zeroconf-uiap-00 §2.4, §3, §4.2, §4.3, §5.1, §2.1.2;
-DESIGN.md examples 7-9.
+architecture.md: sans-I/O engine, time by hand, seeded network.
 """
 
 from __future__ import annotations

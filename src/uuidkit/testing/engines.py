@@ -1,9 +1,9 @@
 """What the simulator drives: the engine API as a protocol, and the real engine's factory.
 
-:class:`EngineLike` is the sans-I/O API of ``uuidkit.uiap.engine.Engine`` (DESIGN.md
-example 7), so a test can run the simulator on an engine of its own with the same API.
+:class:`EngineLike` is the sans-I/O API of ``uuidkit.uiap.engine.Engine`` (architecture.md:
+sans-I/O engine), so a test can run the simulator on an engine of its own with the same API.
 
-References: UIAP §2.4, §3.2.4, §4.2.2.1, §10; DESIGN.md example 7.
+References: UIAP §2.4, §3.2.4, §4.2.2.1, §10; architecture.md: sans-I/O engine.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ __all__ = [
 class TransmitLike(Protocol):
     """What ``datagrams_to_send`` returns: ``Transmit(interface, destination, data)``.
 
-    References: UIAP §4.2, §4.3.2; DESIGN.md example 7.
+    References: UIAP §4.2, §4.3.2; architecture.md: sans-I/O engine.
     """
 
     @property
@@ -45,7 +45,7 @@ class TransmitLike(Protocol):
 class EngineLike(Protocol):
     """The sans-I/O engine API the simulator drives (``uuidkit.uiap.engine.Engine``).
 
-    References: DESIGN.md example 7; UIAP §2.4.
+    References: architecture.md: sans-I/O engine; UIAP §2.4.
     """
 
     def add_interface(self, interface: Hashable) -> None: ...

@@ -2,7 +2,8 @@
 
 Every impairment (delay jitter, loss, duplication, reordering) is drawn from the one
 ``random.Random`` the simulator was seeded with, in a fixed order, so a seed replays a run
-exactly (DESIGN.md example 9). Loss is a datagram not delivered (DESIGN.md example 8).
+exactly (architecture.md: seeded network). Loss is a datagram not delivered
+(architecture.md: time driven by hand).
 
 Each receiving device's copy has its own fate: on a shared segment one member may miss a
 multicast that the others hear, as on a real switch with a lossy port.

@@ -4,9 +4,9 @@ Virtual time only: a heap of ``(time, sequence, kind, ...)`` entries, popped in 
 kinds of entry exist: a datagram arriving at a device, a device's engine timer, and a
 scheduled action (a claim, a partition, a crash...). After every call into an engine the
 simulator drains it (``datagrams_to_send``, ``next_event``) and re-arms one timer at
-``get_timer()``, exactly as the asyncio adapter re-arms one ``loop.call_at``
-(DESIGN.md example 7). A timer entry whose deadline is no longer the engine's is stale and
-skipped, so nothing is ever removed from the heap.
+``get_timer()``, as the asyncio transport (uuidkit.net) re-arms one ``loop.call_at``
+(architecture.md: sans-I/O engine). A timer entry whose deadline is no longer the engine's
+is stale and skipped, so nothing is ever removed from the heap.
 
 Randomness: one ``random.Random(seed)`` drives the links and seeds each engine's own
 ``random.Random`` when the device starts, so a seed replays a run exactly.
@@ -16,7 +16,8 @@ EUI-64-derived link-local address is the same on every interface); an interface 
 link's name.
 
 References: UIAP §2.4 (the device behaviour driven here), §4.2.2.1, §4.3.2 (next-hop
-unicast), §2.1.2 (merges), §5.1 (a claimant that leaves the site); DESIGN.md examples 7-9.
+unicast), §2.1.2 (merges), §5.1 (a claimant that leaves the site); architecture.md:
+sans-I/O engine, time by hand, seeded network.
 """
 
 from __future__ import annotations
@@ -84,7 +85,8 @@ class Simulator:
     caller drew the topology from the same generator. ``conflicts`` decides when two claims
     overlap (default: same Domain ID and overlapping UID spaces, UIAP §3.2.4).
 
-    References: UIAP §2.4, §3, §2.1.2; DESIGN.md examples 7-9.
+    References: UIAP §2.4, §3, §2.1.2; architecture.md: sans-I/O engine, time by hand,
+    seeded network.
     """
 
     def __init__(
@@ -130,7 +132,7 @@ class Simulator:
     def at(self, time: float, action: Callable[[], None]) -> None:
         """Run ``action()`` at virtual ``time`` (seconds), after entries already due then.
 
-        References: DESIGN.md example 8 (drive time by hand).
+        References: architecture.md: time driven by hand (drive time by hand).
         """
         if time < self.now:
             raise SimulationError(f"cannot schedule at {time} s: now is {self.now} s", "at")
@@ -215,7 +217,7 @@ class Simulator:
         ``until``; returns the report so far. ``max_events`` bounds a run that never
         settles (an engine that keeps re-arming a timer at the same instant).
 
-        References: UIAP §2.4; DESIGN.md example 7.
+        References: UIAP §2.4; architecture.md: sans-I/O engine.
         """
         heap = self._heap
         pop = heapq.heappop
