@@ -269,3 +269,27 @@ def test_token_buckets_refill_with_the_time_passed_in() -> None:
     assert limiter.admit("a", "u", 1.0) is DropReason.RATE_LIMITED_INTERFACE
     assert len(limiter) == 3  # two sources kept ("s", least recently used, forgotten) + "a"
     assert limiter.admit("a", "s", 0.0) is DropReason.RATE_LIMITED_INTERFACE  # no refill back
+
+
+def test_a_rate_limited_attempt_is_still_denied_but_not_recorded_or_forwarded() -> None:
+    # The limits bound what we remember, never whether we defend (§4.2.2.1 "the device
+    # MUST send back a Claim-Deny").
+    config = EngineConfig(source_rate=0.0, source_burst=2)
+    engine = Engine(9, random.Random(0), config)
+    engine.add_interface("a")
+    engine.add_interface("b")
+    engine.claim(DOMAIN, unique(5), 600, 0.0)
+    engine.handle_timer(5.0)
+    engine.datagrams_to_send()
+    for sequence in (1, 2):  # the burst: recorded and forwarded
+        inject(engine, attempt(7, sequence, unique(9)), "a", 7, 5.0)
+    assert len(engine.datagrams_to_send()) == 2
+    inject(engine, attempt(7, 3, unique(9)), "a", 7, 5.0)  # refused: not forwarded
+    assert engine.datagrams_to_send() == []
+    conflicting = attempt(7, 4, unique(5))
+    inject(engine, conflicting, "a", 7, 5.0)
+    (deny,) = engine.datagrams_to_send()
+    assert (deny.interface, deny.destination) == ("a", 7)
+    assert deny.data == encode(conflicting.deny())
+    assert engine.stats.dropped[DropReason.RATE_LIMITED_SOURCE] == 2
+    assert engine.stats.attempts_received == 2  # nothing recorded past the burst

@@ -118,14 +118,18 @@ class EngineConfig:
     max_proxy_lifetime: float | None = 3600.0
     #: New Claim-Attempts admitted per second from one (interface, source), and the
     #: bucket size in Claim-Attempts; ``None`` disables the limit. Copies of known floods
-    #: and Claim-Denies are not limited. Choice: 50/s, bursts of 200 -- a claim is three
-    #: floods, so a neighbour relaying a busy site stays far below it.
-    source_rate: float | None = 50.0
-    source_burst: int = 200
+    #: and Claim-Denies are not limited. Choice: 100/s, bursts of 500 -- a claim is three
+    #: floods, so a neighbour relaying a busy site (30 new claims a second) stays below.
+    #: A refused Claim-Attempt is not recorded or forwarded, but still denied if it
+    #: conflicts with a claim this device defends.
+    source_rate: float | None = 100.0
+    source_burst: int = 500
     #: New Claim-Attempts admitted per second on one interface, whatever the sources,
-    #: and the bucket size; ``None`` disables the limit. Choice: 200/s, bursts of 800.
-    interface_rate: float | None = 200.0
-    interface_burst: int = 800
+    #: and the bucket size; ``None`` disables the limit. Choice: 400/s, bursts of 2000:
+    #: with the 10 s record lifetime a link adds at most 6,000 flood records, under the
+    #: 8192 cap.
+    interface_rate: float | None = 400.0
+    interface_burst: int = 2000
     #: Per-source rate buckets kept at most (least recently used forgotten first).
     max_tracked_sources: int = 1024
     #: Runs of our own sequence numbers remembered for §9 (one per jump away from a

@@ -137,6 +137,7 @@ class Forwarder:
             refused = self._limiter.admit(interface, source, now)
             if refused is not None:
                 self._drop(refused, interface, source)
+                self._defend_unrecorded(data, interface, source)
                 return
         try:
             # No domain's own rules here: §4.2.2.1 "MUST forward" every Claim-Attempt that
@@ -281,6 +282,14 @@ class Forwarder:
         self._accepted(message, interface, source, now)
 
     def _send_deny(self, message: Message, received: bytes, record: FloodRecord) -> None:
+        # §4.3.2: "MUST send the Claim-Deny message out the same interface that the
+        # matching Claim-Attempt was first received", to the recorded sender.
+        record.deny_sent = True
+        self._deny_to(message, received, record.interface, record.sender)
+
+    def _deny_to(
+        self, message: Message, received: bytes, interface: Hashable, sender: Hashable
+    ) -> None:
         # §4.3.1: "a copy of the Claim-Attempt message being denied, except that the Type
         # field is set to 0x1 and the Hop Limit field is reset to 32" -- 32 whatever hop
         # limit this device gives its own floods (§2.4.5 "Reset hop limit to maximum
@@ -288,11 +297,22 @@ class Forwarder:
         # the deny a faithful copy. The copy is made from the octets; with_hop_limit()
         # equals re-encoding the message.
         deny = with_hop_limit(as_encoded(message, received), UIAP_HOP_LIMIT, MessageType.CLAIM_DENY)
-        # §4.3.2: "MUST send the Claim-Deny message out the same interface that the
-        # matching Claim-Attempt was first received", to the recorded sender.
-        record.deny_sent = True
         self.stats.denied += 1
-        self._outbox.append(Transmit(record.interface, record.sender, deny))
+        self._outbox.append(Transmit(interface, sender, deny))
+
+    def _defend_unrecorded(self, data: bytes, interface: Hashable, source: Hashable) -> None:
+        """A rate-limited Claim-Attempt is neither recorded nor forwarded (it would cost
+        state), but this device still defends its own claims against it: the limits bound
+        what the network can make us remember, never whether we deny (§4.2.2.1 "the device
+        MUST send back a Claim-Deny"). The deny goes straight back to the sender."""
+        try:
+            message = decode(data)
+        except DecodeError:
+            return  # counted already as rate-limited
+        if message.device_id == self.device_id:
+            return  # ours, or a device sharing our ID: §9 needs the record we do not keep
+        if self._must_deny(message):
+            self._deny_to(message, data, interface, source)
 
     def _forward_attempt(self, message: Message, received: bytes, arrival: Hashable) -> None:
         # §4.1: "Messages with a hop limit of 0 SHOULD be processed but MUST NOT be

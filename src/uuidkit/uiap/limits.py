@@ -7,7 +7,9 @@ such a sender and the tables: one per (interface, link-local source) and one per
 interface. A bucket holds at most ``burst`` tokens, gains ``rate`` tokens per second of
 engine time (passed in, never read from a clock), and a new Claim-Attempt is admitted
 only when both of its buckets hold a token; it then takes one from each. Copies of known
-floods and Claim-Denies create no state and are not limited.
+floods and Claim-Denies create no state and are not limited. A refused Claim-Attempt is
+neither recorded nor forwarded, but the engine still denies it if it conflicts with a
+claim it defends: the limits bound memory, never defense.
 
 The per-source buckets are themselves a table fed from the network: at most
 ``max_sources`` are kept, the least recently used forgotten first. A sender that forges
