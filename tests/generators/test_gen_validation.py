@@ -87,6 +87,7 @@ def test_constructor_fields_are_range_checked(cls: Any, name: str, value: int) -
         (lambda: DraftV8Config(tick_ns=0), "tick_ns"),
         (lambda: SharedConfig(durable="yes"), "durable"),  # type: ignore[arg-type]
         (lambda: SharedConfig(window_ms=0), "window_ms"),
+        (lambda: SharedConfig(window_ms=5_000, max_future_ms=4_999), "max_future_ms"),
         (lambda: SharedV6Generator("x", node_policy="mac"), "node_policy"),  # type: ignore[arg-type]
     ],
 )
@@ -154,3 +155,9 @@ def test_wait_overrun_is_measured_on_the_monotonic_clock() -> None:
     with pytest.raises(uuidkit.CounterOverflowError, match="did not advance within 10000000 ns"):
         generator()
     assert clock.sleeps == 1
+
+
+def test_shared_future_limit_defaults_to_ten_seconds_or_the_window() -> None:
+    assert SharedConfig().future_limit_ms == 10_000
+    assert SharedConfig(window_ms=30_000).future_limit_ms == 30_000
+    assert SharedConfig(window_ms=500, max_future_ms=2_000).future_limit_ms == 2_000

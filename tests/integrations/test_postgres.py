@@ -173,6 +173,10 @@ def test_asyncpg_round_trips_and_binary_copy(pg_cluster: Cluster) -> None:
         assert all(isinstance(row["u"], uuid.UUID) for row in rows)
         assert [uuid.UUID(str(row["u"])) for row in rows] == values
         assert [row["u"] for row in rows] == values
+        assert [hash(row["u"]) for row in rows] == [hash(v) for v in values]
+        assert [uuidkit.encode(row["u"], "base58btc") for row in rows] == [
+            uuidkit.encode(v, "base58btc") for v in values
+        ]
         assert [bytes(row["b"]) for row in rows] == [v.bytes for v in values]
         assert [row["s"] for row in rows] == [str(v) for v in values]
 

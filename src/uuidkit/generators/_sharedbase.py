@@ -56,10 +56,11 @@ class SharedConfig:
     #: v7 only: counter values per range (per millisecond per process before re-reserving).
     counter_block: int = 1 << 20
     #: How far ahead of the clock values and stored windows may run, in milliseconds (at
-    #: least ``window_ms``). A generator whose clock falls further behind its last value
-    #: restarts at the clock; a stored window ending further ahead is "future-dated": it is
-    #: refused with a :class:`StateUnavailableWarning` and a fresh start.
-    max_future_ms: int = DEFAULT_MAX_AHEAD_MS
+    #: least ``window_ms``; ``None``: 10 s, or ``window_ms`` if longer). A generator whose
+    #: clock falls further behind its last value restarts at the clock; a stored window
+    #: ending further ahead is "future-dated": it is refused with a
+    #: :class:`StateUnavailableWarning` and a fresh start.
+    max_future_ms: int | None = None
     #: fsync the file and its directory on every write.
     durable: bool = True
     #: v1 only: longest wait for the clock to reach a new 100 ns tick, in milliseconds
@@ -68,15 +69,26 @@ class SharedConfig:
     #: Longest wait for another process's lock on the state file, in milliseconds.
     lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS
 
+    @property
+    def future_limit_ms(self) -> int:
+        """``max_future_ms``, or its default: the larger of 10 s and ``window_ms``.
+
+        References: RFC 4122 §4.2.1.3.
+        """
+        if self.max_future_ms is not None:
+            return self.max_future_ms
+        return max(DEFAULT_MAX_AHEAD_MS, self.window_ms)
+
     def __post_init__(self) -> None:
         for name, low, high in (
             ("window_ms", 1, 1 << 32),
             ("counter_block", 1, 1 << (V7_COUNTER_BITS - 2)),
-            ("max_future_ms", self.window_ms, 1 << 40),
             ("max_wait_ms", 0, 1 << 32),
             ("lock_timeout_ms", 0, 1 << 32),
         ):
             check_int(name, getattr(self, name), low, high)
+        if self.max_future_ms is not None:
+            check_int("max_future_ms", self.max_future_ms, self.window_ms, 1 << 40)
         if type(self.durable) is not bool:
             raise InvalidField(f"durable: expected a bool, found {self.durable!r}", "durable")
 
@@ -179,13 +191,13 @@ class SharedGenerator(abc.ABC):
             warn_unavailable(
                 self.file.path,
                 f"future-dated: window ends {ahead} {self._UNIT} after the clock, beyond "
-                f"max_future_ms={self.config.max_future_ms}",
+                f"max_future_ms={self.config.future_limit_ms}",
             )
             return None
         return stored
 
     def _ahead_units(self) -> int:
-        return self.config.max_future_ms * self._units_per_ms()
+        return self.config.future_limit_ms * self._units_per_ms()
 
     def _clock_move(self, now_unit: int) -> int:
         """The :class:`Timeline`'s move for a clock reading of ``now_unit``.

@@ -142,7 +142,7 @@ class SharedV7Generator(SharedGenerator):
             if self._unit - now_ms > self._ahead_units():
                 raise CounterOverflowError(
                     f"{self.file.path}: every counter range up to unix_ts_ms {self._unit} is "
-                    f"used, more than max_future_ms={self.config.max_future_ms} ahead"
+                    f"used, more than max_future_ms={self.config.future_limit_ms} ahead"
                 )
         counter = self._counter
         self._counter = counter + 1
