@@ -286,10 +286,16 @@ def test_one_user_cannot_take_every_slot(tmp_path: Path) -> None:
 _OTHER_USER = """
 import os, sys
 from uuidkit.uiap.client import Client
+from uuidkit.uiap import UIDSpace
 os.setgid(65534); os.setuid(65534)
 client = Client(sys.argv[1])
 try:
     client.release(sys.argv[2])
+except ValueError as error:
+    print(error.code.value)
+# A reclaim of the same space must not join the other user's claim (UIAP §4.4 reclaim).
+try:
+    client.claim(sys.argv[3], UIDSpace.unique(b"\\x01"), 60, reclaim=True)
 except ValueError as error:
     print(error.code.value)
 """
@@ -313,11 +319,12 @@ def test_only_the_owner_or_root_releases(tmp_path: Path) -> None:
                 _OTHER_USER,
                 hosts["a"].socket,
                 str(claim),
+                str(DOMAIN),
                 stdout=subprocess.PIPE,
                 env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
             )
             out, _ = await done.communicate()
-            assert out.decode().strip() == "permission-denied"
+            assert out.decode().split() == ["permission-denied", "permission-denied"]
             [listed] = await client.list_claims()
             assert listed["owner_uid"] == 0
             await client.release(str(claim))  # root (the owner here) may

@@ -31,6 +31,8 @@ DID = "0fff:0000:0001:0080"
     [
         (b"{not json", ErrorCode.BAD_JSON, None),
         (b"\xff\xfe", ErrorCode.BAD_JSON, None),
+        # Nesting deep enough to exhaust the decoder's recursion, well under a line's cap.
+        pytest.param(b"[" * 60_000 + b"]" * 60_000, ErrorCode.BAD_JSON, None, id="deep-nesting"),
         (b"[1, 2]", ErrorCode.BAD_REQUEST, None),
         (b'{"id": 1}', ErrorCode.BAD_REQUEST, "method"),
         (b'{"method": 3}', ErrorCode.BAD_REQUEST, "method"),

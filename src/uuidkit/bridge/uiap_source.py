@@ -57,7 +57,7 @@ from uuidkit.generators.nodesource import (
     NodeLease,
     NodeListener,
 )
-from uuidkit.uiap.api import PROTOCOL_VERSION, APIError, decode_line
+from uuidkit.uiap.api import PROTOCOL_VERSION, APIError, ErrorCode, decode_line
 from uuidkit.uiap.client import ClaimResult, Client
 from uuidkit.uiap.numberspaces import UUID_NODE_ID_DOMAIN, node_id_uid
 from uuidkit.uiap.space import UIDSpace
@@ -89,7 +89,7 @@ class OnNodeLoss(enum.Enum):
 class _EventStream:
     """The daemon's ``watch`` stream on a connection of its own, closable from any thread."""
 
-    def __init__(self, socket_path: str) -> None:
+    def __init__(self, socket_path: str, timeout_s: float) -> None:
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self._sock.connect(socket_path)
@@ -102,9 +102,26 @@ class _EventStream:
                 "daemon unreachable",
             ) from None
         self._buffer = b""
+        # Wait for the daemon's answer to "watch": only then is the subscription live, so
+        # no event about a claim made afterwards can be missed.
+        self._sock.settimeout(timeout_s)
+        for _ in self._lines():
+            break
+        else:
+            self._sock.close()
+            raise NodeUnavailableError(
+                f"UIAP daemon at {socket_path}: no answer to watch", "daemon unreachable"
+            )
+        self._sock.settimeout(None)
 
     def events(self) -> Iterator[dict[str, Any]]:
         """Event lines until the connection ends (then returns)."""
+        for body in self._lines():
+            if "event" in body:
+                yield body
+
+    def _lines(self) -> Iterator[dict[str, Any]]:
+        """Every well-formed line until the connection ends (then returns)."""
         while True:
             while b"\n" not in self._buffer:
                 try:
@@ -116,11 +133,9 @@ class _EventStream:
                 self._buffer += chunk
             line, self._buffer = self._buffer.split(b"\n", 1)
             try:
-                body = decode_line(line)
+                yield decode_line(line)
             except APIError:
                 continue  # a malformed line is skipped, not trusted
-            if "event" in body:
-                yield body
 
     def shutdown(self) -> None:
         """End the stream (wakes the reading thread)."""
@@ -352,9 +367,9 @@ class UIAPNodeSource:
         except APIError as error:
             self._client.close()
             self._client = None
-            raise NodeUnavailableError(
-                f"UIAP daemon at {self.socket_path}: {error}", f"daemon: {error.code.value}"
-            ) from None
+            unreachable = error.code is ErrorCode.UNREACHABLE
+            reason = "daemon unreachable" if unreachable else f"daemon: {error.code.value}"
+            raise NodeUnavailableError(f"UIAP daemon ({reason}): {error}", reason) from None
 
     def _expires_ns(self, result: ClaimResult) -> int:
         if result.expires is None:
@@ -392,7 +407,7 @@ class UIAPNodeSource:
         if self._watcher is not None and self._watcher.is_alive():
             return
         # Watch before claiming, so no event about the new claim can be missed.
-        self._stream = _EventStream(self.socket_path)
+        self._stream = _EventStream(self.socket_path, self._timeout_s)
         stream = self._stream
         self._watcher = threading.Thread(
             target=self._watch, args=(stream,), name="uuidkit-node-watch", daemon=True

@@ -234,6 +234,7 @@ class ClaimService:
         if self._stopping:
             raise APIError(ErrorCode.STOPPING, "the daemon is stopping")
         self._check_renewable(params)
+        self._refuse_joining_another_users_claim(params, owner_uid)
         loop = asyncio.get_running_loop()
         record = ClaimRecord(secrets.token_hex(8), params, owner_uid, self.wall_clock())
         record.session = session if params.release_on_disconnect else None
@@ -246,6 +247,22 @@ class ClaimService:
         target.waiters.append(future)
         self._drain_early(target)
         return await future
+
+    def _refuse_joining_another_users_claim(self, params: ClaimParams, owner_uid: int) -> None:
+        """A reclaim of a space held here continues that claim (UIAP §4.4); only its owner
+        (or root) may continue it, or two applications would each believe they hold it."""
+        if owner_uid == 0:
+            return
+        for record in self.claims.values():
+            if (
+                record.owner_uid != owner_uid
+                and record.params.domain == params.domain
+                and record.params.space == params.space
+            ):
+                raise APIError(
+                    ErrorCode.PERMISSION_DENIED,
+                    "another user holds a claim on this space on this host",
+                )
 
     def _check_renewable(self, params: ClaimParams) -> None:
         if not params.renew or params.lifetime == LIFETIME_INFINITE:

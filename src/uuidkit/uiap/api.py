@@ -129,6 +129,9 @@ def decode_line(line: bytes) -> dict[str, Any]:
         value = json.loads(line.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
         raise APIError(ErrorCode.BAD_JSON, f"not UTF-8 JSON: {error}") from None
+    except RecursionError:
+        # json's decoder recurses once per nesting level: a short line of brackets is enough.
+        raise APIError(ErrorCode.BAD_JSON, "JSON nested too deeply") from None
     if not isinstance(value, dict):
         raise APIError(ErrorCode.BAD_REQUEST, f"expected a JSON object, found {_kind(value)}")
     return value
