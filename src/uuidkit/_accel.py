@@ -54,17 +54,27 @@ SLOT_LAYOUT: Final[bool] = _loaded[1]
 PURE_TWINS: Final[dict[str, Callable[..., Any]]] = {}
 
 
-def compiled(pure: _F, name: str | None = None) -> _F:
-    """The compiled twin of ``pure`` (found by its ``__name__``), or ``pure`` itself.
+def compiled(pure: _F, name: str | None = None, module: str | None = None) -> _F:
+    """The compiled twin of ``pure`` (found by ``name``, default its ``__name__``), or ``pure``.
 
-    The twin delegates to ``pure`` outside its fast path, so both always agree.
+    The twin delegates to ``pure`` outside its fast path, so both always agree. When the
+    public name differs from ``pure``'s, ``module`` is where the twin is published under it.
     """
     attribute = name or pure.__name__
     PURE_TWINS[attribute] = pure
     if SPEEDUPS is None:
         return pure
-    twin = getattr(SPEEDUPS, attribute, None)
-    if twin is None:
+    function = getattr(SPEEDUPS, attribute, None)
+    if function is None:
         return pure
     SPEEDUPS.set_fallback(attribute, pure)
+    # The twin carries the Python function's name, docstring and signature (__wrapped__),
+    # so help(), inspect.signature() and pickle see the reference implementation.
+    twin = SPEEDUPS.twin(function)
+    for key in ("__module__", "__name__", "__qualname__", "__doc__"):
+        setattr(twin, key, getattr(pure, key))
+    if name is not None and name != pure.__name__:
+        twin.__name__ = twin.__qualname__ = name
+        twin.__module__ = module or pure.__module__
+    twin.__wrapped__ = pure
     return twin  # type: ignore[no-any-return]

@@ -527,6 +527,108 @@ static PyObject *speedups_uuid5(PyObject *module, PyObject *const *args, Py_ssiz
     return name_based(UK_FB_UUID5, &sha1_function, 5, args, nargs, kwnames);
 }
 
+/* --- twins: compiled functions that carry their Python twin's metadata ------------------ */
+
+/* A compiled function with an instance dict, so uuidkit._accel can give it the name, the
+   docstring and the __wrapped__ of its Python twin (inspect.signature follows __wrapped__,
+   pickle finds it by __module__ and __qualname__). Calls go straight to the C function. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *function; /* the builtin function */
+    vectorcallfunc call;
+    PyObject *dict;
+    vectorcallfunc vectorcall;
+} twin_object;
+
+static PyObject *twin_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                 PyObject *kwnames)
+{
+    twin_object *twin = (twin_object *)self;
+    return twin->call(twin->function, args, nargsf, kwnames);
+}
+
+static int twin_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    twin_object *twin = (twin_object *)self;
+    Py_VISIT(twin->function);
+    Py_VISIT(twin->dict);
+    return 0;
+}
+
+static int twin_clear(PyObject *self)
+{
+    twin_object *twin = (twin_object *)self;
+    Py_CLEAR(twin->function);
+    Py_CLEAR(twin->dict);
+    return 0;
+}
+
+static void twin_dealloc(PyObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    twin_clear(self);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *twin_reduce(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyObject_GetAttrString(self, "__qualname__"); /* pickled by reference */
+}
+
+static PyObject *twin_repr(PyObject *self)
+{
+    PyObject *name = PyObject_GetAttrString(self, "__qualname__");
+    if (name == NULL) {
+        PyErr_Clear();
+        return PyUnicode_FromString("<compiled uuidkit function>");
+    }
+    PyObject *text = PyUnicode_FromFormat("<compiled function %U>", name);
+    Py_DECREF(name);
+    return text;
+}
+
+static PyMethodDef twin_methods[] = {
+    {"__reduce__", twin_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject twin_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "uuidkit._speedups.CompiledFunction",
+    .tp_basicsize = sizeof(twin_object),
+    .tp_dealloc = twin_dealloc,
+    .tp_vectorcall_offset = offsetof(twin_object, vectorcall),
+    .tp_repr = twin_repr,
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "A compiled uuidkit function carrying its Python twin's name and docstring.",
+    .tp_traverse = twin_traverse,
+    .tp_clear = twin_clear,
+    .tp_methods = twin_methods,
+    .tp_dictoffset = offsetof(twin_object, dict),
+};
+
+/* twin(function) -> CompiledFunction: a compiled function that can carry attributes. */
+static PyObject *speedups_twin(PyObject *module, PyObject *function)
+{
+    (void)module;
+    vectorcallfunc call = PyVectorcall_Function(function);
+    if (!PyCFunction_Check(function) || call == NULL) {
+        PyErr_SetString(PyExc_TypeError, "twin: expected a compiled function");
+        return NULL;
+    }
+    twin_object *twin = PyObject_GC_New(twin_object, &twin_type);
+    if (twin == NULL) {
+        return NULL;
+    }
+    twin->function = Py_NewRef(function);
+    twin->call = call;
+    twin->dict = NULL;
+    twin->vectorcall = twin_vectorcall;
+    PyObject_GC_Track((PyObject *)twin);
+    return (PyObject *)twin;
+}
+
 /* --- module ---------------------------------------------------------------------------- */
 
 static PyMethodDef core_methods[] = {
@@ -538,6 +640,9 @@ static PyMethodDef core_methods[] = {
      "delegates to outside its fast path; False when name never delegates."},
     {"bind_records", uk_bind_records, METH_VARARGS,
      "bind_records(v1, v3, v4, v5, v6, v7, v8): the record classes fields() returns."},
+    {"twin", speedups_twin, METH_O,
+     "twin(function) -> CompiledFunction: function, able to carry its Python twin's "
+     "metadata."},
     {"random_bytes", speedups_random_bytes, METH_O,
      "random_bytes(n) -> bytes: n bytes from the fork-safe CSPRNG buffer."},
     {"uuid4", speedups_uuid4, METH_NOARGS,
@@ -583,6 +688,9 @@ PyMODINIT_FUNC PyInit__speedups(void)
         if (kwnames_int == NULL || kwnames_usedforsecurity == NULL) {
             return NULL;
         }
+    }
+    if (PyType_Ready(&twin_type) < 0) {
+        return NULL;
     }
     PyObject *module = PyModule_Create(&speedups_module);
     if (module == NULL) {

@@ -11,15 +11,15 @@ References: RFC 9562 §4.1 (Table 1), §4.2 (Table 2), §5.1-§5.10.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import ClassVar, Final, TypeAlias
 from uuid import UUID
 
 from uuidkit._accel import SPEEDUPS, compiled
-from uuidkit._bits import MASK_12, MASK_16, MASK_48, MASK_128, unpack_frame
+from uuidkit._bits import MASK_12, MASK_14, MASK_16, MASK_48, MASK_62, MASK_128, unpack_frame
 from uuidkit._construct import from_int_unchecked
+from uuidkit._record import Record
 from uuidkit.errors import InvalidUUID
 from uuidkit.timestamps import NS_PER_MS, gregorian_ticks_to_unix_ns, unix_ns_to_datetime
 
@@ -114,12 +114,14 @@ def is_max(value: UUID) -> bool:
     return _as_int(value) == MASK_128
 
 
-@dataclass(frozen=True, slots=True)
-class V1Fields:
+class V1Fields(Record):
     """UUIDv1 fields; ``timestamp`` is the 60-bit count of 100 ns since 1582-10-15.
 
     References: RFC 9562 §5.1.
     """
+
+    __slots__ = ("clock_seq", "node", "time_high", "time_low", "time_mid")
+    __match_args__ = ("time_low", "time_mid", "time_high", "clock_seq", "node")
 
     version: ClassVar[int] = 1
     time_low: int
@@ -139,8 +141,7 @@ class V1Fields:
         return (self.time_high << 48) | (self.time_mid << 32) | self.time_low
 
 
-@dataclass(frozen=True, slots=True)
-class V2Fields:
+class V2Fields(Record):
     """UUIDv2 (DCE Security) fields; outside RFC 9562, defined by DCE 1.1.
 
     ``clock_seq`` has 6 bits; ``local_domain`` (0 person, 1 group, 2 org) and
@@ -148,6 +149,16 @@ class V2Fields:
 
     References: RFC 9562 §5.2; DCE 1.1 Authentication and Security Services, §5.2.1.1.
     """
+
+    __slots__ = ("clock_seq", "local_domain", "local_identifier", "node", "time_high", "time_mid")
+    __match_args__ = (
+        "local_identifier",
+        "time_mid",
+        "time_high",
+        "clock_seq",
+        "local_domain",
+        "node",
+    )
 
     version: ClassVar[int] = 2
     local_identifier: int
@@ -158,9 +169,11 @@ class V2Fields:
     node: int
 
 
-@dataclass(frozen=True, slots=True)
-class V3Fields:
+class V3Fields(Record):
     """UUIDv3 fields (MD5 bits). References: RFC 9562 §5.3."""
+
+    __slots__ = ("md5_high", "md5_low", "md5_mid")
+    __match_args__ = ("md5_high", "md5_mid", "md5_low")
 
     version: ClassVar[int] = 3
     md5_high: int
@@ -168,9 +181,11 @@ class V3Fields:
     md5_low: int
 
 
-@dataclass(frozen=True, slots=True)
-class V4Fields:
+class V4Fields(Record):
     """UUIDv4 fields (random bits). References: RFC 9562 §5.4."""
+
+    __slots__ = ("random_a", "random_b", "random_c")
+    __match_args__ = ("random_a", "random_b", "random_c")
 
     version: ClassVar[int] = 4
     random_a: int
@@ -178,9 +193,11 @@ class V4Fields:
     random_c: int
 
 
-@dataclass(frozen=True, slots=True)
-class V5Fields:
+class V5Fields(Record):
     """UUIDv5 fields (SHA-1 bits). References: RFC 9562 §5.5."""
+
+    __slots__ = ("sha1_high", "sha1_low", "sha1_mid")
+    __match_args__ = ("sha1_high", "sha1_mid", "sha1_low")
 
     version: ClassVar[int] = 5
     sha1_high: int
@@ -188,8 +205,7 @@ class V5Fields:
     sha1_low: int
 
 
-@dataclass(frozen=True, slots=True)
-class V6Fields:
+class V6Fields(Record):
     """UUIDv6 fields; ``timestamp`` is the 60-bit count of 100 ns since 1582-10-15.
 
     ``time_low`` holds the 12 least significant timestamp bits, as §5.6 names them
@@ -197,6 +213,9 @@ class V6Fields:
 
     References: RFC 9562 §5.6.
     """
+
+    __slots__ = ("clock_seq", "node", "time_high", "time_low", "time_mid")
+    __match_args__ = ("time_high", "time_mid", "time_low", "clock_seq", "node")
 
     version: ClassVar[int] = 6
     time_high: int
@@ -216,9 +235,11 @@ class V6Fields:
         return (self.time_high << 28) | (self.time_mid << 12) | self.time_low
 
 
-@dataclass(frozen=True, slots=True)
-class V7Fields:
+class V7Fields(Record):
     """UUIDv7 fields. References: RFC 9562 §5.7."""
+
+    __slots__ = ("rand_a", "rand_b", "unix_ts_ms")
+    __match_args__ = ("unix_ts_ms", "rand_a", "rand_b")
 
     version: ClassVar[int] = 7
     unix_ts_ms: int
@@ -226,9 +247,11 @@ class V7Fields:
     rand_b: int
 
 
-@dataclass(frozen=True, slots=True)
-class V8Fields:
+class V8Fields(Record):
     """UUIDv8 fields. References: RFC 9562 §5.8."""
+
+    __slots__ = ("custom_a", "custom_b", "custom_c")
+    __match_args__ = ("custom_a", "custom_b", "custom_c")
 
     version: ClassVar[int] = 8
     custom_a: int
@@ -236,23 +259,27 @@ class V8Fields:
     custom_c: int
 
 
-@dataclass(frozen=True, slots=True)
-class NilFields:
+class NilFields(Record):
     """The Nil UUID: no fields. References: RFC 9562 §5.9."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
-class MaxFields:
+
+class MaxFields(Record):
     """The Max UUID: no fields. References: RFC 9562 §5.10."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
-class OpaqueFields:
+
+class OpaqueFields(Record):
     """A variant or version whose layout RFC 9562 does not define (NCS, Microsoft, future
     variants; RFC-variant versions 0 and 9-15): the raw 128 bits.
 
     References: RFC 9562 §4.1 ("outside of the scope of this document"), §4.2 (Table 2).
     """
+
+    __slots__ = ("value", "variant", "version")
+    __match_args__ = ("variant", "version", "value")
 
     variant: Variant
     version: int | None
@@ -274,36 +301,61 @@ UUIDFields: TypeAlias = (
 )
 
 
-def _time_split(number: int) -> tuple[int, int, int, int, int]:
-    high48, mid12, low62 = unpack_frame(number)
-    return high48 >> 16, high48 & MASK_16, mid12, low62 >> 48, low62 & MASK_48
+_new = object.__new__
 
 
-def _read_v1(number: int) -> V1Fields:
-    return V1Fields(*_time_split(number))
+def _frame_reader(record: type[Record]) -> Callable[[int], UUIDFields]:
+    """Reader of the (high48, mid12, low62) frame of RFC 9562 §5 into ``record``."""
+    set_high, set_mid, set_low = record._setters
+
+    def read(number: int) -> UUIDFields:
+        result: UUIDFields = _new(record)  # type: ignore[assignment]
+        set_high(result, number >> 80)
+        set_mid(result, (number >> 64) & MASK_12)
+        set_low(result, number & MASK_62)
+        return result
+
+    return read
 
 
-def _read_v2(number: int) -> V2Fields:
-    local_identifier, time_mid, time_high, seq_and_domain, node = _time_split(number)
-    clock_seq, local_domain = seq_and_domain >> 8, seq_and_domain & 0xFF
-    return V2Fields(local_identifier, time_mid, time_high, clock_seq, local_domain, node)
+def _time_reader(record: type[Record]) -> Callable[[int], UUIDFields]:
+    """Reader of v1/v6: 32 + 16 + 12 time bits, 14-bit clock_seq, 48-bit node (§5.1, §5.6)."""
+    set_first, set_second, set_third, set_clock_seq, set_node = record._setters
+
+    def read(number: int) -> UUIDFields:
+        result: UUIDFields = _new(record)  # type: ignore[assignment]
+        set_first(result, number >> 96)
+        set_second(result, (number >> 80) & MASK_16)
+        set_third(result, (number >> 64) & MASK_12)
+        set_clock_seq(result, (number >> 48) & MASK_14)
+        set_node(result, number & MASK_48)
+        return result
+
+    return read
 
 
-def _read_v6(number: int) -> V6Fields:
-    return V6Fields(*_time_split(number))
+def _read_v2(number: int) -> UUIDFields:
+    seq_and_domain = (number >> 48) & MASK_14
+    return V2Fields._make(
+        number >> 96,
+        (number >> 80) & MASK_16,
+        (number >> 64) & MASK_12,
+        seq_and_domain >> 8,
+        seq_and_domain & 0xFF,
+        number & MASK_48,
+    )
 
 
-_FRAME_RECORDS: Final[dict[int, Callable[[int, int, int], UUIDFields]]] = {
-    3: V3Fields,
-    4: V4Fields,
-    5: V5Fields,
-    7: V7Fields,
-    8: V8Fields,
-}
-_TIME_READERS: Final[dict[int, Callable[[int], UUIDFields]]] = {
-    1: _read_v1,
+#: The reader of each RFC 9562-variant version with a defined layout.
+_READERS: Final[dict[int, Callable[[int], UUIDFields]]] = {
+    1: _time_reader(V1Fields),
     2: _read_v2,
-    6: _read_v6,
+    3: _frame_reader(V3Fields),
+    4: _frame_reader(V4Fields),
+    5: _frame_reader(V5Fields),
+    6: _time_reader(V6Fields),
+    7: _frame_reader(V7Fields),
+    8: _frame_reader(V8Fields),
 }
 
 
@@ -312,17 +364,16 @@ def fields(value: UUID) -> UUIDFields:
 
     References: RFC 9562 §5.1-§5.10; DCE 1.1 (v2).
     """
-    number = _as_int(value)
+    number = value.int if type(value) is UUID else _as_int(value)
+    if (number >> 62) & 0b11 == 0b10:  # RFC 9562 variant: bits 48-51 are the version
+        reader = _READERS.get((number >> 76) & 0xF)
+        if reader is not None:
+            return reader(number)
     if number == 0:
         return NilFields()
     if number == MASK_128:
         return MaxFields()
-    number_version = version(value)
-    if number_version in _FRAME_RECORDS:
-        return _FRAME_RECORDS[number_version](*unpack_frame(number))
-    if number_version in _TIME_READERS:
-        return _TIME_READERS[number_version](number)
-    return OpaqueFields(variant(value), number_version, number)
+    return OpaqueFields(variant(value), version(value), number)
 
 
 def timestamp_ns(value: UUID) -> int | None:
@@ -339,7 +390,9 @@ def timestamp_ns(value: UUID) -> int | None:
     if number_version == 7:
         return (number >> 80) * NS_PER_MS
     if number_version == 1:
-        return gregorian_ticks_to_unix_ns(_read_v1(number).timestamp)
+        # RFC 9562 §5.1: time_high (12 bits) | time_mid (16) | time_low (32)
+        ticks = (((number >> 64) & MASK_12) << 48) | (((number >> 80) & MASK_16) << 32)
+        return gregorian_ticks_to_unix_ns(ticks | (number >> 96))
     if number_version == 6:
         high48, mid12, _ = unpack_frame(number)
         return gregorian_ticks_to_unix_ns((high48 << 12) | (mid12 & MASK_12))

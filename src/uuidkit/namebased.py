@@ -44,9 +44,9 @@ NAMESPACE_OID: Final = UUID("6ba7b812-9dad-11d1-80b4-00c04fd430c8")
 NAMESPACE_X500: Final = UUID("6ba7b814-9dad-11d1-80b4-00c04fd430c8")
 
 #: The same as the standard library's ``uuid.uuid3``, with RFC 9562 §6.5 name encoding.
-uuid3: Final = compiled(build_v3, "uuid3")
+uuid3: Final = compiled(build_v3, "uuid3", __name__)
 #: The same as the standard library's ``uuid.uuid5``, with RFC 9562 §6.5 name encoding.
-uuid5: Final = compiled(build_v5, "uuid5")
+uuid5: Final = compiled(build_v5, "uuid5", __name__)
 
 NameHash: TypeAlias = Literal["sha256", "sha512", "sha3_256", "sha3_512", "shake_128", "shake_256"]
 

@@ -27,7 +27,6 @@ References: RFC 9562 §4 (UUID Format, ABNF), RFC 5234 §2.3, RFC 8141 (URN).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Final
 from uuid import UUID
@@ -372,7 +371,7 @@ def _record_value(record: UUIDFields) -> int:
         )
         parts = (record.local_identifier, record.time_mid, record.time_high, seq_and_domain)
         return _time_frame(2, (*parts, record.node), ("local_identifier", "time_mid"))
-    names = [field.name for field in dataclasses.fields(record)]
+    names = list(record.__match_args__)
     values = tuple(getattr(record, name) for name in names)
     if len(values) == len(_FRAME_BITS):
         checked = [check_field(n, v, b) for n, v, b in zip(names, values, _FRAME_BITS, strict=True)]

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import builtins
 import gc
+import inspect
 import os
+import pickle
 import types
 import uuid
 from collections.abc import Callable, Iterator
@@ -74,8 +76,16 @@ def test_compiled_path_is_in_use() -> None:
     assert SPEEDUPS.__file__.endswith((".so", ".pyd"))
     assert _accel.SLOT_LAYOUT
     for name, function in ACCELERATED.items():
-        assert isinstance(function, types.BuiltinFunctionType), name
-        assert function is getattr(SPEEDUPS, name), name
+        assert type(function).__name__ == "CompiledFunction", name
+        assert function.__wrapped__ is _accel.PURE_TWINS[name], name  # type: ignore[attr-defined]
+        assert function.__doc__ == _accel.PURE_TWINS[name].__doc__, name
+
+
+def test_public_functions_keep_their_signatures_and_pickle() -> None:
+    for name, function in ACCELERATED.items():
+        pure = _accel.PURE_TWINS[name]
+        assert inspect.signature(function) == inspect.signature(pure), name
+        assert pickle.loads(pickle.dumps(function)) is function, name
 
 
 @pytest.mark.skipif(not _accel.PURE_REQUESTED, reason="only meaningful under UUIDKIT_PURE=1")

@@ -19,17 +19,22 @@ Ctrl-C                                     130          nothing (128 + SIGINT)
 closed or full stdout, an I/O error        1            ``uuidkit: error: ...``
 a bug in uuidkit                           1            Python's traceback: never disguised
 =========================================  ===========  ==========================================
+
+Start-up: the UUID commands (``gen``, ``inspect``, ...) are registered first; the other
+families (state files, UIAP and its simulator) are imported and registered only when the
+command line names one of their commands, or names none (``--help``, the default command).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from uuidkit import __version__
-from uuidkit.cli import _io, state_commands, uiap_commands, uuid_commands
+from uuidkit.cli import _io, uuid_commands
 from uuidkit.errors import UUIDKitError
 
 __all__ = ["build_parser", "main"]
@@ -68,8 +73,15 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole command line: ``uuidkit [COMMAND] ...``."""
+#: Command families besides uuid_commands, imported only when their commands may be needed.
+_OTHER_FAMILIES = ("state_commands", "uiap_commands")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line: ``uuidkit [COMMAND] ...``.
+
+    Given the ``command`` about to run, only the families it needs are imported.
+    """
     parser = _Parser(
         prog="uuidkit",
         description="Generate, inspect and convert UUIDs (RFC 9562); allocate IDs with UIAP. "
@@ -79,15 +91,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.set_defaults(handler=uuid_commands.default_command, parser=parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     uuid_commands.register(subparsers)
-    state_commands.register(subparsers)
-    uiap_commands.register(subparsers)
+    if command is None or command not in subparsers.choices:
+        for family in _OTHER_FAMILIES:
+            importlib.import_module(f"uuidkit.cli.{family}").register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit status (see the module docstring)."""
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    command = next((word for word in arguments if not word.startswith("-")), None)
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(command).parse_args(arguments)
         status: int = args.handler(args)
         _io.flush()
         return status

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import dataclasses
 import json
 from collections.abc import Callable, Iterator
 from typing import Any, Final
@@ -341,9 +340,9 @@ def describe(value: UUID, layout: str | None = None) -> dict[str, Any]:
     if is_nil(value) or is_max(value):
         description["special"] = "Nil (RFC 9562 §5.9)" if value.int == 0 else "Max (RFC 9562 §5.10)"
     description["fields"] = {
-        field.name: getattr(record, field.name)
-        for field in dataclasses.fields(record)
-        if field.name not in ("variant", "version")
+        name: getattr(record, name)
+        for name in record.__match_args__
+        if name not in ("variant", "version")
     }
     unix_ns = timestamp_ns(value)
     if isinstance(record, V8NodeFields):  # v8 has no time of its own; this layout does

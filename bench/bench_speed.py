@@ -1,0 +1,313 @@
+"""Every speed ratio of the compiled core, the pure path, bulk arrays, threads and start-up.
+
+Run: ``python3 bench/bench_speed.py`` (``--quick`` for a smoke run). Build the accelerator
+first (``python3 setup.py build_ext --inplace``); peers are timed when installed
+(``pip install -e '.[bench,bulk]'``): ``uuid_utils.compat`` (Rust, returns ``uuid.UUID``)
+and ``fastuuid`` (Rust, returns its own ``UUID`` type).
+
+CPython 3.14's ``uuid`` module (``uuid6``, ``uuid7``) is loaded from a ``Lib/uuid.py`` of a
+3.14 source tree given with ``--cpython-uuid PATH``; without it the 3.14 rows use a stated
+stand-in: the running Python's ``uuid.uuid4()`` for ``uuid7`` (3.14's ``uuid7`` is
+``os.urandom`` plus integer arithmetic and ``UUID._from_int``, the same path as its
+``uuid4``) and the running Python's ``uuid.uuid1()`` for ``uuid6``.
+
+The pure-Python table is measured in a child process with ``UUIDKIT_PURE=1``.
+
+References: RFC 9562 §5.1, §5.4, §5.6, §5.7, §4.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import importlib.util
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import uuidkit
+import uuidkit.bulk
+from common import Timer
+from uuidkit import _accel
+
+MILLION = 1_000_000
+HERE = Path(__file__).resolve().parent
+SOURCE = HERE.parent / "src"
+
+
+def _optional(module: str) -> ModuleType | None:
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        return None
+
+
+def _cpython_uuid(argv: list[str]) -> ModuleType | None:
+    if "--cpython-uuid" not in argv:
+        return None
+    path = argv[argv.index("--cpython-uuid") + 1]
+    spec = importlib.util.spec_from_file_location("cpython314_uuid", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+Row = tuple[str, Callable[[], object]]
+
+
+def _per_call_rows(cpython: ModuleType | None) -> dict[str, list[Row]]:
+    """Per operation: the baseline first, then uuidkit, then the peers."""
+    text = str(uuid.uuid4())
+    value = uuid.UUID(text)
+    seven = getattr(cpython, "uuid7", None)
+    six = getattr(cpython, "uuid6", None)
+    rows: dict[str, list[Row]] = {
+        "uuid4": [("stdlib uuid.uuid4()", uuid.uuid4), ("uuidkit.uuid4()", uuidkit.uuid4)],
+        "uuid7": [
+            ("3.14 uuid.uuid7()", seven) if seven else ("stand-in: stdlib uuid4()", uuid.uuid4),
+            ("uuidkit.uuid7()", uuidkit.uuid7),
+        ],
+        "uuid1": [("stdlib uuid.uuid1()", uuid.uuid1), ("uuidkit.uuid1()", uuidkit.uuid1)],
+        "uuid6": [
+            ("3.14 uuid.uuid6()", six) if six else ("stand-in: stdlib uuid1()", uuid.uuid1),
+            ("uuidkit.uuid6()", uuidkit.uuid6),
+        ],
+        "parse": [
+            ("stdlib uuid.UUID(s)", lambda: uuid.UUID(text)),
+            ("uuidkit.parse(s)", lambda: uuidkit.parse(text)),
+            ("uuidkit.parse(s, strict=True)", lambda: uuidkit.parse(text, strict=True)),
+        ],
+        "format": [
+            ("stdlib str(u)", lambda: str(value)),
+            ("uuidkit.format_uuid(u)", lambda: uuidkit.format_uuid(value)),
+            ("uuidkit.to_hyphenated(u)", lambda: uuidkit.to_hyphenated(value)),
+        ],
+        "fields": [
+            ("stdlib u.fields", lambda: value.fields),
+            ("uuidkit.fields(u)", lambda: uuidkit.fields(value)),
+        ],
+    }
+    _add_peers(rows, text)
+    return rows
+
+
+def _add_peers(rows: dict[str, list[Row]], text: str) -> None:
+    for module_name in ("uuid_utils.compat", "fastuuid"):
+        peer = _optional(module_name)
+        if peer is None:
+            continue
+        for operation in ("uuid4", "uuid7", "uuid1", "uuid6"):
+            function = getattr(peer, operation, None)
+            if function is not None:
+                rows[operation].append((f"{module_name}.{operation}()", function))
+        peer_class: Callable[[str], object] = peer.UUID
+        peer_value = peer_class(text)
+        rows["parse"].append((f"{module_name}.UUID(s)", _bind(peer_class, text)))
+        rows["format"].append((f"str({module_name}.UUID)", _bind(str, peer_value)))
+
+
+def _bind(function: Callable[[Any], object], argument: object) -> Callable[[], object]:
+    return lambda: function(argument)
+
+
+#: Targets of the compiled path: operation -> (max ratio to the baseline of the row).
+TARGETS = {
+    "uuid4": 0.10,
+    "uuid7": 0.12,
+    "uuid1": 0.10,
+    "uuid6": 0.10,
+    "parse": 0.20,
+    "format": 0.25,
+}
+
+
+def per_call(timer: Timer, cpython: ModuleType | None, title: str) -> None:
+    rows = _per_call_rows(cpython)
+    print(f"\n{title}")
+    print(f"{'operation':<8} {'what':<36} {'ns/call':>9} {'ratio':>7}  target")
+    for operation, candidates in rows.items():
+        base_label, base_call = candidates[0]
+        base = timer.results[timer.measure(base_label, base_call)]
+        for label, call in candidates:
+            ns = timer.results[timer.measure(label, call)]
+            target = TARGETS.get(operation) if label.startswith("uuidkit") else None
+            mark = f"<= {target:.2f}x" if target and not _accel.PURE_REQUESTED else ""
+            print(f"{operation:<8} {label:<36} {ns:>9.1f} {ns / base:>6.2f}x  {mark}")
+
+
+def _per_uuid(function: Callable[[], object], repeat: int) -> float:
+    best = min(_elapsed(function) for _ in range(repeat))
+    return best / MILLION * 1e9
+
+
+def _elapsed(function: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    function()
+    return time.perf_counter() - start
+
+
+def bulk(repeat: int) -> None:
+    np = _optional("numpy")
+    generate, bulk_format, bulk_parse = (
+        uuidkit.bulk.generate,
+        uuidkit.bulk.format,
+        uuidkit.bulk.parse,
+    )
+    print("\nbulk, 1,000,000 values, ns per UUID (garbage collector on)")
+    results = {
+        "list of uuid.UUID v7  [<= 150]": _per_uuid(lambda: generate(7, MILLION), repeat),
+        "list of uuid.UUID v4": _per_uuid(lambda: generate(4, MILLION), repeat),
+        "stdlib [uuid4() for _ in range(n)]": _per_uuid(
+            lambda: [uuid.uuid4() for _ in range(MILLION)], repeat
+        ),
+    }
+    if np is not None:
+        v4 = generate(4, MILLION, into="numpy")
+        texts = bulk_format(v4)
+        results |= {
+            "numpy v7  [<= 30]": _per_uuid(lambda: generate(7, MILLION, into="numpy"), repeat),
+            "numpy v4  [<= 45]": _per_uuid(lambda: generate(4, MILLION, into="numpy"), repeat),
+            "os.urandom(16 * n) alone (the CSPRNG floor)": _per_uuid(
+                lambda: os.urandom(16 * MILLION), repeat
+            ),
+            "format numpy -> '<U36'  [<= 60]": _per_uuid(lambda: bulk_format(v4), repeat),
+            "parse '<U36' -> numpy  [<= 60]": _per_uuid(lambda: bulk_parse(texts), repeat),
+        }
+    fast = _optional("fastuuid")
+    if fast is not None:
+        results |= {
+            "fastuuid.uuid4_bulk(n)": _per_uuid(lambda: fast.uuid4_bulk(MILLION), repeat),
+            "fastuuid.uuid7_bulk(n)": _per_uuid(lambda: fast.uuid7_bulk(MILLION), repeat),
+            "fastuuid.uuid4_as_strings_bulk(n)": _per_uuid(
+                lambda: fast.uuid4_as_strings_bulk(MILLION), repeat
+            ),
+        }
+    for label, ns in results.items():
+        print(f"  {label:<46} {ns:>8.1f}")
+
+
+def collector(repeat: int) -> None:
+    """The same list of a million v7 UUIDs with the collector scanning it and without."""
+    from uuidkit._construct import from_ints_unchecked
+    from uuidkit.generators import DEFAULT_V7
+
+    ints = DEFAULT_V7.generate_ints(MILLION)
+    print("\ngarbage collector and a list of 1,000,000 uuid.UUID, ns per UUID")
+    tracked = _per_uuid(lambda: from_ints_unchecked(ints), repeat)
+    print(f"  {'pure path, objects tracked, GC on (before)':<46} {tracked:>8.1f}")
+    gc.disable()
+    try:
+        paused = _per_uuid(lambda: from_ints_unchecked(ints), repeat)
+    finally:
+        gc.enable()
+    print(f"  {'pure path, GC paused during the loop (after)':<46} {paused:>8.1f}")
+    if _accel.SPEEDUPS is not None:
+        compiled = _per_uuid(lambda: _accel.SPEEDUPS.uuids_from_ints(ints), repeat)
+        print(f"  {'compiled, objects untracked, GC on (after)':<46} {compiled:>8.1f}")
+
+
+def threads() -> None:
+    uuid7 = uuidkit.uuid7
+
+    def work(count: int) -> None:
+        for _ in range(count):
+            uuid7()
+
+    one = _elapsed(lambda: work(MILLION))
+    workers = [threading.Thread(target=work, args=(MILLION // 4,)) for _ in range(4)]
+    start = time.perf_counter()
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    four = time.perf_counter() - start
+    print("\nthreads: uuidkit.uuid7(), 1,000,000 in total")
+    print(f"  1 thread x 1,000,000: {one * 1e3:8.1f} ms")
+    print(f"  4 threads x 250,000:  {four * 1e3:8.1f} ms  ({four / one:.2f}x, target <= 1.00x)")
+
+
+def _median_cpu_ms(command: list[str], runs: int) -> tuple[float, float]:
+    """Median wall and CPU (user + system) milliseconds of ``runs`` fresh processes."""
+    environment = dict(os.environ, PYTHONPATH=str(SOURCE))
+    walls, cpus = [], []
+    for _ in range(runs):
+        start = time.perf_counter()
+        process = subprocess.Popen(command, env=environment, stdout=subprocess.DEVNULL)
+        _, status, usage = os.wait4(process.pid, 0)
+        walls.append(time.perf_counter() - start)
+        cpus.append(usage.ru_utime + usage.ru_stime)
+        if status:
+            raise SystemExit(f"{command} failed")
+    return statistics.median(walls) * 1e3, statistics.median(cpus) * 1e3
+
+
+def startup(runs: int) -> None:
+    """Fresh interpreters with -S (no site-packages .pth hooks), bytecode already compiled."""
+    python = sys.executable
+    subprocess.run(
+        [python, "-S", "-c", "import uuidkit.cli"],
+        env=dict(os.environ, PYTHONPATH=str(SOURCE)),
+        check=True,
+    )
+    bare = _median_cpu_ms([python, "-S", "-c", "pass"], runs)
+    stdlib = _median_cpu_ms([python, "-S", "-c", "import uuid"], runs)
+    ours = _median_cpu_ms([python, "-S", "-c", "import uuidkit"], runs)
+    print(f"\nstart-up, median of {runs} fresh processes (python -S), ms wall / cpu")
+    print(f"  bare interpreter      {bare[0]:7.1f} / {bare[1]:6.1f}")
+    print(f"  import uuid           {stdlib[0]:7.1f} / {stdlib[1]:6.1f}")
+    print(f"  import uuidkit        {ours[0]:7.1f} / {ours[1]:6.1f}")
+    ratio = (ours[1] - bare[1]) / (stdlib[1] - bare[1])
+    print(f"  import uuidkit above bare: {ratio:.2f}x import uuid's (cpu; target <= 2.00x)")
+    cli = _median_cpu_ms([python, "-S", "-m", "uuidkit", "gen"], runs)
+    python312 = "/root/.pyenv/versions/3.12.1/bin/python3.12"
+    for candidate in ("python3.12", python312):
+        try:
+            peer = _median_cpu_ms([candidate, "-S", "-m", "uuid"], runs)
+            label = "python3.12 -m uuid"
+            break
+        except (OSError, SystemExit):
+            continue
+    else:
+        peer, label = _median_cpu_ms([python, "-S", "-m", "uuid"], runs), "python3 -m uuid"
+    print(f"  uuidkit gen           {cli[0]:7.1f} / {cli[1]:6.1f}")
+    print(f"  {label:<21} {peer[0]:7.1f} / {peer[1]:6.1f}")
+    print(f"  uuidkit gen: {cli[0] / peer[0]:.2f}x {label} (wall; target <= 1.50x)")
+
+
+def main(argv: list[str]) -> int:
+    quick = "--quick" in argv
+    timer = Timer(number=20_000, repeat=3) if quick else Timer(number=200_000, repeat=5)
+    cpython = _cpython_uuid(argv)
+    compiled = _accel.SPEEDUPS is not None
+    print(f"Python {sys.version.split()[0]}, uuidkit {uuidkit.__version__}")
+    origin = "not given (stand-ins named in the rows)"
+    if cpython is not None:
+        origin = f"loaded from {cpython.__file__}"
+    print(f"3.14 uuid module: {origin}")
+    path = "compiled accelerator" if compiled else "pure Python"
+    per_call(timer, cpython, f"per call, {path} (best of {timer.repeat} x {timer.number:,})")
+    if "--pure-table" in argv:
+        return 0
+    if compiled:
+        child = [sys.executable, __file__, "--pure-table", *argv]
+        subprocess.run(child, env=dict(os.environ, UUIDKIT_PURE="1"), check=True)
+    repeat = 1 if quick else 3
+    bulk(repeat)
+    collector(repeat)
+    threads()
+    startup(5 if quick else 20)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
