@@ -246,6 +246,43 @@ def test_stop_removes_only_its_own_socket_file(tmp_path: Path) -> None:
     asyncio.run(main())
 
 
+_MANY_AS_NOBODY = """
+import json, os, socket, sys
+os.setgid(65534); os.setuid(65534)
+held = []
+for _ in range(4):
+    sock = socket.socket(socket.AF_UNIX)
+    sock.connect(sys.argv[1])
+    held.append(sock)
+sock = held[-1]
+print(json.loads(sock.makefile("rb").readline())["error"]["code"])
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="switching to another uid needs root")
+def test_one_user_cannot_take_every_slot(tmp_path: Path) -> None:
+    root = Path(tempfile.mkdtemp(prefix="uuidkit-peruid-"))
+    os.chmod(root, 0o755)
+
+    async def main() -> None:
+        async with running(root, ["a"], max_clients_per_uid=3) as (_, hosts):
+            os.chmod(hosts["a"].directory, 0o755)
+            os.chmod(hosts["a"].socket, 0o666)  # let uid 65534 connect, for this test only
+            done = await asyncio.create_subprocess_exec(
+                sys.executable, "-c", _MANY_AS_NOBODY, hosts["a"].socket,
+                stdout=subprocess.PIPE,
+            )  # fmt: skip
+            out, _ = await done.communicate()
+            assert out.decode().strip() == "too-many-clients"
+            # Root is not counted against a user's share.
+            assert await hosts["a"].client().list_claims() == []
+
+    try:
+        asyncio.run(main())
+    finally:
+        shutil.rmtree(root)
+
+
 _OTHER_USER = """
 import os, sys
 from uuidkit.uiap.client import Client

@@ -73,6 +73,8 @@ class DaemonConfig:
     proxy: bool = False
     #: Most API clients connected at once, in connections.
     max_clients: int = 1024
+    #: Most API connections one user (other than root) may hold at once, in connections.
+    max_clients_per_uid: int = 256
     #: Seconds a client may take to finish a line it has started.
     request_timeout: float = 10.0
     #: Octets of events that may wait for a watcher before it is disconnected.
@@ -102,6 +104,11 @@ class DaemonConfig:
         if self.max_clients < 1:
             raise ConfigError(
                 f"expected at least 1 connection, got {self.max_clients}", "max_clients"
+            )
+        if self.max_clients_per_uid < 1:
+            raise ConfigError(
+                f"expected at least 1 connection, got {self.max_clients_per_uid}",
+                "max_clients_per_uid",
             )
         if self.max_client_backlog < 4096:
             raise ConfigError("expected at least 4096 octets", "max_client_backlog")

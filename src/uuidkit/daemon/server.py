@@ -175,14 +175,12 @@ class APIServer:
         self._tasks.add(task)
         self.connections += 1
         try:
-            if len(self.clients) >= self.config.max_clients:
-                error = APIError(
-                    ErrorCode.TOO_MANY_CLIENTS,
-                    f"the daemon serves {self.config.max_clients} clients already; try later",
-                )
-                await self._fail(writer, None, error)
+            uid = _peer_uid(writer)
+            refusal = self._refusal(uid)
+            if refusal is not None:
+                await self._fail(writer, None, APIError(ErrorCode.TOO_MANY_CLIENTS, refusal))
                 return
-            client = _Client(next(self._numbers), _peer_uid(writer), writer)
+            client = _Client(next(self._numbers), uid, writer)
             self.clients.add(client)
             try:
                 await self._serve(client, reader)
@@ -197,6 +195,18 @@ class APIServer:
         finally:
             writer.close()
             self._tasks.discard(task)
+
+    def _refusal(self, uid: int) -> str | None:
+        """Why a new connection of ``uid`` is refused, or None. One user (other than root)
+        may hold at most ``max_clients_per_uid`` connections, so one user cannot take every
+        slot from the others."""
+        if len(self.clients) >= self.config.max_clients:
+            return f"the daemon serves {self.config.max_clients} clients already; try later"
+        if uid != 0:
+            mine = sum(1 for client in self.clients if client.uid == uid)
+            if mine >= self.config.max_clients_per_uid:
+                return f"uid {uid} has {mine} connections already (the most per user)"
+        return None
 
     async def _serve(self, client: _Client, reader: asyncio.StreamReader) -> None:
         buffer = bytearray()
@@ -290,7 +300,7 @@ class APIServer:
     def _status(self) -> dict[str, Any]:
         service = self.service
         node_status = service.node.status()
-        states: Counter[str] = Counter(record.state for record in service.claims.values())
+        states: Counter[str] = Counter(record.public_state for record in service.claims.values())
         auth = _auth_status(service.authenticator)
         return {
             "version": PROTOCOL_VERSION,

@@ -119,10 +119,17 @@ class ClaimRecord:
                 "created": round(self.created, 6),
             }
         return self._static | {
-            "state": self.state,
+            "state": self.public_state,
+            "renewing": self.state == "renewing",
             "expires": finite_or_none(self.expires),
             "outcome": self.outcome,
         }
+
+    @property
+    def public_state(self) -> str:
+        """The state applications see: a claim being renewed or re-verified is still held
+        and defended (UIAP §4.4), so it reads ``held`` (with ``renewing`` true)."""
+        return "held" if self.state == "renewing" else self.state
 
     def saved_form(self) -> dict[str, Any]:
         return {
