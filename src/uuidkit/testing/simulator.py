@@ -42,7 +42,7 @@ from uuidkit.testing.network import DROP_LINK_DOWN, LinkConfig, Network
 from uuidkit.testing.report import ClaimOutcome, ClaimRecord, Report, build_report
 from uuidkit.testing.topologies import Topology
 from uuidkit.uiap.engine import MULTICAST
-from uuidkit.uiap.events import ClaimExpired, ClaimFailed, ClaimSucceeded
+from uuidkit.uiap.events import ClaimExpired, ClaimFailed, ClaimLost, ClaimSucceeded
 
 __all__ = ["DROP_DEVICE_DOWN", "Device", "Simulator"]
 
@@ -322,7 +322,10 @@ class Simulator:
             self._on_granted(device, event.claim, event.expires)
         elif isinstance(event, ClaimFailed):
             self._on_failed(device, event.claim, event.reason.value)
-        elif isinstance(event, ClaimExpired):
+        elif isinstance(event, (ClaimExpired, ClaimLost)):
+            # A lost claim ends like an expired one: the application is told to stop using
+            # the space (UIAP §2.1.2 "recovery after collision is the responsibility of the
+            # application"), so it no longer holds it.
             device.holds.pop(event.claim, None)
         self.event_counts[type(event).__name__] += 1
 
