@@ -274,11 +274,11 @@ class _CountingNodeBound(_NodeBound):
         self,
         source: NodeSource,
         *,
-        overflow: CounterOverflow,
-        max_wait_ms: int,
-        clock: Clock,
-        random_bytes: RandomBytes,
-        sleep_ns: Sleep,
+        overflow: CounterOverflow = CounterOverflow.ADVANCE,
+        max_wait_ms: int = 100,
+        clock: Clock = _system.system_clock_ns,
+        random_bytes: RandomBytes = _system.random_bytes,
+        sleep_ns: Sleep = _system.sleep_ns,
     ) -> None:
         if not isinstance(overflow, CounterOverflow):
             raise GeneratorError(f"overflow: expected a CounterOverflow, found {overflow!r}")
@@ -397,25 +397,6 @@ class NodeBoundV7Generator(_CountingNodeBound):
     _VERSION = 7
     _COUNTER_BITS = V7_NODE_COUNTER_BITS
 
-    def __init__(
-        self,
-        source: NodeSource,
-        *,
-        overflow: CounterOverflow = CounterOverflow.ADVANCE,
-        max_wait_ms: int = 100,
-        clock: Clock = _system.system_clock_ns,
-        random_bytes: RandomBytes = _system.random_bytes,
-        sleep_ns: Sleep = _system.sleep_ns,
-    ) -> None:
-        super().__init__(
-            source,
-            overflow=overflow,
-            max_wait_ms=max_wait_ms,
-            clock=clock,
-            random_bytes=random_bytes,
-            sleep_ns=sleep_ns,
-        )
-
     def _ticks_of(self, now_ns: int) -> int:
         return now_ns // NS_PER_MS
 
@@ -444,25 +425,6 @@ class NodeBoundV8Generator(_CountingNodeBound):
 
     _VERSION = 8
     _COUNTER_BITS = V8_NODE_COUNTER_BITS
-
-    def __init__(
-        self,
-        source: NodeSource,
-        *,
-        overflow: CounterOverflow = CounterOverflow.ADVANCE,
-        max_wait_ms: int = 100,
-        clock: Clock = _system.system_clock_ns,
-        random_bytes: RandomBytes = _system.random_bytes,
-        sleep_ns: Sleep = _system.sleep_ns,
-    ) -> None:
-        super().__init__(
-            source,
-            overflow=overflow,
-            max_wait_ms=max_wait_ms,
-            clock=clock,
-            random_bytes=random_bytes,
-            sleep_ns=sleep_ns,
-        )
 
     def _ticks_of(self, now_ns: int) -> int:
         # RFC 9562 §6.2 Method 3: floor(fraction_of_ms * 4096), exactly in integers.
