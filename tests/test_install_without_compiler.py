@@ -61,7 +61,9 @@ def _environment(**extra: str) -> dict[str, str]:
     return environment
 
 
-def _run(command: list[str], cwd: Path, environment: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _run(
+    command: list[str], cwd: Path, environment: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         command, cwd=cwd, env=environment, capture_output=True, text=True, timeout=120
     )
