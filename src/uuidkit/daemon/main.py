@@ -30,7 +30,7 @@ from uuidkit.daemon.keys import read_key_file
 from uuidkit.daemon.notify import notify
 from uuidkit.daemon.server import APIServer
 from uuidkit.daemon.service import ClaimService, Node
-from uuidkit.daemon.state import StateError, StateStore
+from uuidkit.daemon.state import StateError, StateStore, device_id_of
 from uuidkit.uiap.auth import Authenticator, AuthError
 from uuidkit.uiap.engine_types import EngineConfig
 from uuidkit.uiap.events import Event
@@ -140,7 +140,9 @@ class Daemon:
             saved = store.load()
         except StateError as error:
             raise ConfigError(str(error), "state_dir") from None
-        device_id = int(saved.get("device_id", "0"), 16) or _random_device_id()
+        # A state without a device ID is a first start: a new one (StateStore.load has
+        # refused a device ID that is present but unusable).
+        device_id = device_id_of(saved.get("device_id")) or _random_device_id()
         if config.key_file:
             try:
                 keys = read_key_file(config.key_file)

@@ -22,10 +22,10 @@ import secrets
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from uuidkit.daemon.state import StateStore, StateWriter
+from uuidkit.daemon.record import ClaimRecord
+from uuidkit.daemon.state import AfterWrite, StateStore, StateWriter
 from uuidkit.uiap.api import (
     APIError,
     ClaimParams,
@@ -71,74 +71,6 @@ class Node(Protocol):
     def status(self) -> dict[str, Any]: ...
     @property
     def interfaces(self) -> tuple[str, ...]: ...
-
-
-@dataclass(eq=False)
-class ClaimRecord:
-    """One claim the daemon makes or holds for an application."""
-
-    id: str
-    params: ClaimParams
-    owner_uid: int
-    created: float
-    #: claiming, held, renewing (a renewal or an application's reclaim of a held claim),
-    #: reclaiming (after a restart).
-    state: str = "claiming"
-    handle: int | None = None
-    expires: float | None = None
-    outcome: str | None = None
-    session: object | None = None
-    started: float = 0.0
-    waiters: list[asyncio.Future[dict[str, Any]]] = field(default_factory=list)
-    renewal: asyncio.TimerHandle | None = None
-
-    @property
-    def persistent(self) -> bool:
-        return not self.params.release_on_disconnect and self.state != "claiming"
-
-    #: The parts that never change, as JSON (computed once: ``list`` and every state
-    #: write would otherwise rebuild them for every claim).
-    _static: dict[str, Any] | None = None
-    _params_json: dict[str, Any] | None = None
-
-    def params_json(self) -> dict[str, Any]:
-        if self._params_json is None:
-            self._params_json = self.params.to_json()
-        return self._params_json
-
-    def describe(self) -> dict[str, Any]:
-        if self._static is None:
-            self._static = {
-                "claim": self.id,
-                "domain": str(self.params.domain),
-                **space_to_json(self.params.space),
-                "lifetime": self.params.lifetime,
-                "renew": self.params.renew,
-                "release_on_disconnect": self.params.release_on_disconnect,
-                "owner_uid": self.owner_uid,
-                "created": round(self.created, 6),
-            }
-        return self._static | {
-            "state": self.public_state,
-            "renewing": self.state == "renewing",
-            "expires": finite_or_none(self.expires),
-            "outcome": self.outcome,
-        }
-
-    @property
-    def public_state(self) -> str:
-        """The state applications see: a claim being renewed or re-verified is still held
-        and defended (UIAP §4.4), so it reads ``held`` (with ``renewing`` true)."""
-        return "held" if self.state == "renewing" else self.state
-
-    def saved_form(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "params": self.params_json(),
-            "owner_uid": self.owner_uid,
-            "created": self.created,
-            "expires": self.expires,
-        }
 
 
 class ClaimService:
@@ -383,13 +315,45 @@ class ClaimService:
             None if event.expires is None else self.wall_clock() + (event.expires - loop.time())
         )
         fields = self._fields(record) | {"expires": finite_or_none(record.expires), "how": how}
-        if how == "restart":
-            self.restored[record.id] = {"claim": record.id, "result": "granted"}
-        # A grant is answered once it is on disk: a crash after the reply still reclaims it.
         result = {"result": "granted", **fields, "reason": None}
-        self._save(then=lambda: self._resolve(record, result))
-        self._broadcast("granted", fields)
+
+        def durable(failure: OSError | None) -> None:
+            # A grant is answered once it is on disk: a crash after the reply still
+            # reclaims it. One that cannot be written is no grant (see _withdraw).
+            if failure is not None:
+                self._withdraw(record, failure, how)
+                return
+            if how == "restart":
+                self.restored[record.id] = {"claim": record.id, "result": "granted"}
+            self._resolve(record, result)
+            self._broadcast("granted", fields)
+
+        self._save(then=durable)
         self._plan_renewal(record, event.expires)
+
+    def _withdraw(self, record: ClaimRecord, failure: OSError, how: str) -> None:
+        """The state write carrying a grant failed: the claim is released, whatever made the
+        grant (a claim, a reclaim, a renewal, a reclaim after a restart). Kept, it would be
+        defended now but forgotten by a restart, while its application believes it held;
+        released, everyone is told: the request gets ``state-write-failed``, watchers a
+        ``released`` event, and the next state write no longer holds it."""
+        reason = failure.strerror or str(failure)
+        self._resolve_error(
+            record,
+            f"the state write failed ({reason}); the claim was released: claim again once "
+            "the state directory can be written",
+            ErrorCode.STATE_WRITE_FAILED,
+        )
+        if how == "restart":
+            self.restored[record.id] = {"claim": record.id, "result": "state-write-failed"}
+        if self.claims.get(record.id) is not record:
+            return  # released meanwhile
+        if record.handle is not None:
+            self.node.release(record.handle)
+        self._forget(record)
+        _log.error("claim %s released: its state write failed: %s", record.id, reason)
+        self._broadcast("released", {"claim": record.id, "by": "state-write-failed"})
+        self._save()
 
     def _failed(self, record: ClaimRecord, event: ClaimFailed) -> None:
         was = record.state
@@ -451,10 +415,12 @@ class ClaimService:
                 waiter.set_result(result | {"latency": round(loop.time() - record.started, 6)})
         record.waiters.clear()
 
-    def _resolve_error(self, record: ClaimRecord, message: str) -> None:
+    def _resolve_error(
+        self, record: ClaimRecord, message: str, code: ErrorCode = ErrorCode.STOPPING
+    ) -> None:
         for waiter in record.waiters:
             if not waiter.done():
-                waiter.set_exception(APIError(ErrorCode.STOPPING, message))
+                waiter.set_exception(APIError(code, message))
         record.waiters.clear()
 
     def _forget(self, record: ClaimRecord) -> None:
@@ -470,7 +436,7 @@ class ClaimService:
         for callback in list(self._subscribers):
             callback(name, fields)
 
-    def _save(self, then: Callable[[], None] | None = None) -> None:
+    def _save(self, then: AfterWrite | None = None) -> None:
         self.writer.save(then)
 
     async def persisted(self) -> None:

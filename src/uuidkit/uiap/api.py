@@ -89,6 +89,8 @@ class ErrorCode(enum.Enum):
     PERMISSION_DENIED = "permission-denied"
     #: The daemon is stopping; the request was not (or not completely) carried out.
     STOPPING = "stopping"
+    #: The state write that would make a grant durable failed; the claim was released.
+    STATE_WRITE_FAILED = "state-write-failed"
     #: A bug in the daemon; the message says what. Other clients are not affected.
     INTERNAL = "internal"
     #: Client side only: the daemon's socket cannot be reached or closed the connection.
