@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -305,9 +306,13 @@ def test_group_commit_and_a_failing_disk(tmp_path: Path) -> None:
     async def main() -> None:
         writer = StateWriter(store, lambda: {"claims": [version["n"]]})
         done: list[int] = []
+
+        def recorder(number: int) -> Callable[[OSError | None], None]:
+            return lambda failure: done.append(number if failure is None else -number)
+
         for number in range(1, 6):
             version["n"] = number
-            writer.save(then=lambda failure, n=number: done.append(n if failure is None else -n))
+            writer.save(then=recorder(number))
         await writer.persisted()
         assert done == [1, 2, 3, 4, 5]
         assert 1 <= len(writes) <= 2 and writes[-1]["claims"] == [5]
