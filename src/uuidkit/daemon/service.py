@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from uuidkit.daemon.config import MAX_CLAIMS_CEILING
 from uuidkit.daemon.record import ClaimRecord
 from uuidkit.daemon.state import AfterWrite, StateStore, StateWriter
 from uuidkit.uiap.api import (
@@ -88,12 +89,18 @@ class ClaimService:
         *,
         proxy: bool = False,
         wall_clock: Callable[[], float] = time.time,
+        max_claims: int = MAX_CLAIMS_CEILING,
+        max_claims_per_uid: int = MAX_CLAIMS_CEILING,
     ) -> None:
         self.node = node_factory(self._on_event)
         self.store = store
         self.engine_config = engine_config
         self.proxy = proxy
         self.wall_clock = wall_clock
+        #: The caps on claims (DaemonConfig.max_claims, .max_claims_per_uid); a reload
+        #: changes them, claims already held above a lowered cap are kept.
+        self.max_claims = max_claims
+        self.max_claims_per_uid = max_claims_per_uid
         self.claims: dict[str, ClaimRecord] = {}
         self._by_handle: dict[int, ClaimRecord] = {}
         #: Events the node delivered for a handle not yet known (inside ``node.claim``).
@@ -167,6 +174,7 @@ class ClaimService:
             raise APIError(ErrorCode.STOPPING, "the daemon is stopping")
         self._check_renewable(params)
         self._refuse_joining_another_users_claim(params, owner_uid)
+        self._check_caps(params, owner_uid)
         loop = asyncio.get_running_loop()
         record = ClaimRecord(secrets.token_hex(8), params, owner_uid, self.wall_clock())
         record.session = session if params.release_on_disconnect else None
@@ -194,6 +202,30 @@ class ClaimService:
                 raise APIError(
                     ErrorCode.PERMISSION_DENIED,
                     "another user holds a claim on this space on this host",
+                )
+
+    def _check_caps(self, params: ClaimParams, owner_uid: int) -> None:
+        """At most ``max_claims`` claims, and ``max_claims_per_uid`` of one user other than
+        root: each is a table entry, a line of ``list`` and of every state write. A reclaim
+        of a space held here continues that claim and adds nothing."""
+        if params.reclaim and any(
+            r.params.domain == params.domain and r.params.space == params.space
+            for r in self.claims.values()
+        ):
+            return
+        if len(self.claims) >= self.max_claims:
+            raise APIError(
+                ErrorCode.TOO_MANY_CLAIMS,
+                f"the daemon holds {len(self.claims)} claims, its most (max_claims); "
+                "release some first",
+            )
+        if owner_uid != 0:
+            mine = sum(1 for record in self.claims.values() if record.owner_uid == owner_uid)
+            if mine >= self.max_claims_per_uid:
+                raise APIError(
+                    ErrorCode.TOO_MANY_CLAIMS,
+                    f"uid {owner_uid} holds {mine} claims, the most per user "
+                    "(max_claims_per_uid); release some first",
                 )
 
     def _check_renewable(self, params: ClaimParams) -> None:

@@ -33,8 +33,9 @@ STATE_FILE: Final = "state.json"
 STATE_VERSION: Final = 1
 _TEMP_PREFIX: Final = ".state.json."
 _TEMP_SUFFIX: Final = ".tmp"
-#: Largest state file read, in octets (a corrupt or planted huge file is refused).
-MAX_STATE_OCTETS: Final = 64 * 1024 * 1024
+#: Largest state file read, in octets (a corrupt or planted huge file is refused); room for
+#: ``max_claims`` at its ceiling of the longest claims (uuidkit.daemon.config).
+MAX_STATE_OCTETS: Final = 16 * 1024 * 1024
 _HEX_DIGITS: Final = frozenset("0123456789abcdefABCDEF")
 
 

@@ -83,6 +83,8 @@ class ErrorCode(enum.Enum):
     TOO_MANY_CLIENTS = "too-many-clients"
     #: The client has as many requests in progress as it may; retry after a reply.
     BUSY = "busy"
+    #: The daemon holds as many claims as it allows, in total or for this user.
+    TOO_MANY_CLAIMS = "too-many-claims"
     #: No claim with that ID.
     NOT_FOUND = "not-found"
     #: The claim belongs to another user (only its owner or root may release it).
