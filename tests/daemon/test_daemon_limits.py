@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from uuidkit.daemon.config import MAX_CLAIMS_CEILING, ConfigError, DaemonConfig
 from uuidkit.daemon.record import ClaimRecord
 from uuidkit.daemon.state import MAX_STATE_OCTETS
 from uuidkit.uiap.api import APIError, ClaimParams, encode_reply, parse_claim_params
-from uuidkit.uiap.client import MAX_REPLY_OCTETS
+from uuidkit.uiap.client import MAX_REPLY_OCTETS, Client
 from uuidkit.uiap.domain import DomainID
 from uuidkit.uiap.engine_types import LIFETIME_INFINITE
 from uuidkit.uiap.space import UIDSpace
@@ -185,5 +186,67 @@ def test_list_of_many_claims_through_the_command_line(tmp_path: Path) -> None:
             assert done.returncode == 0, err
             listed = json.loads(out)
             assert sorted(c["claim"] for c in listed) == sorted(e["id"] for e in longest)
+
+    asyncio.run(main())
+
+
+def test_an_idle_connection_is_closed_and_frees_its_slot(tmp_path: Path) -> None:
+    """A client that connects and sends nothing is closed after ``idle_timeout`` with
+    ``idle-timeout``; a watcher, and a connection holding ``release_on_disconnect``
+    claims, are not. One connection per user (not root) makes the slot visible."""
+
+    async def main() -> None:
+        settings = {"idle_timeout": 1.0, "max_clients": 3}
+        async with running(tmp_path, ["a"], **settings) as (_, hosts):
+            path = hosts["a"].socket
+            watcher_r, watcher_w = await asyncio.open_unix_connection(path)
+            watcher_w.write(b'{"id": 1, "method": "watch"}\n')
+            assert json.loads(await watcher_r.readline())["result"] == {"watching": True}
+            holder = hosts["a"].client()
+            held = await holder.claim(DOMAIN, _uid(7), 60, release_on_disconnect=True)
+            assert held.granted
+            idle_r, _idle_w = await asyncio.open_unix_connection(path)
+            # The third slot is taken by the idle connection: a fourth is refused ...
+            refused_r, _ = await asyncio.open_unix_connection(path)
+            refusal = json.loads(await asyncio.wait_for(refused_r.readline(), WAIT_S))
+            assert refusal["error"]["code"] == "too-many-clients"
+            # ... until the idle one is closed, with a reason, and its slot freed.
+            closing = json.loads(await asyncio.wait_for(idle_r.readline(), WAIT_S))
+            assert closing["error"]["code"] == "idle-timeout"
+            assert await asyncio.wait_for(idle_r.read(), WAIT_S) == b""
+            async with hosts["a"].client() as fresh:
+                assert len(await fresh.list_claims()) == 1
+            # Well past the timeout, the watcher and the holder are still served.
+            await asyncio.sleep(1.5)
+            assert [c["claim"] for c in await holder.list_claims()] == [held.claim]
+            watcher_w.write(b'{"id": 2, "method": "status"}\n')
+            body = json.loads(await asyncio.wait_for(watcher_r.readline(), WAIT_S))
+            while "event" in body:
+                body = json.loads(await asyncio.wait_for(watcher_r.readline(), WAIT_S))
+            assert body["ok"] is True
+            await holder.close()
+            watcher_w.close()
+
+    asyncio.run(main())
+
+
+def test_a_client_reconnects_after_an_idle_close(tmp_path: Path) -> None:
+    """The daemon closed a client's idle connection before reading its next request, so
+    the client may send it again on a new connection, and does (both clients)."""
+
+    def sync_calls(path: str) -> None:
+        with Client(path, timeout=WAIT_S) as client:
+            assert len(client.list_claims()) == 1
+            time.sleep(0.5)
+            assert client.status()["api"]["errors"]["idle-timeout"] >= 1
+
+    async def main() -> None:
+        async with running(tmp_path, ["a"], idle_timeout=0.2) as (_, hosts):
+            client = hosts["a"].client()
+            assert await client.list_claims() == []
+            await asyncio.sleep(0.5)
+            assert (await client.claim(DOMAIN, _uid(8), 60)).granted
+            await client.close()
+            await asyncio.to_thread(sync_calls, hosts["a"].socket)
 
     asyncio.run(main())

@@ -302,6 +302,10 @@ class ClaimService:
         for record in [r for r in self.claims.values() if r.session is session]:
             self.release(record.id, 0, by="disconnect")
 
+    def holds_session_claims(self, session: object) -> bool:
+        """Whether ``session`` (a client connection) holds claims that end with it."""
+        return any(record.session is session for record in self.claims.values())
+
     def list_claims(self) -> list[dict[str, Any]]:
         return [record.describe() for record in self.claims.values()]
 

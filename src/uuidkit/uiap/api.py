@@ -79,6 +79,9 @@ class ErrorCode(enum.Enum):
     LINE_TOO_LONG = "line-too-long"
     #: Half a line and then silence for longer than the daemon waits; connection closed.
     TIMEOUT = "timeout"
+    #: No request for longer than the daemon's idle timeout; connection closed before
+    #: anything more was read (a client may send its next request on a new connection).
+    IDLE_TIMEOUT = "idle-timeout"
     #: The daemon serves as many clients as it allows; connection closed.
     TOO_MANY_CLIENTS = "too-many-clients"
     #: The client has as many requests in progress as it may; retry after a reply.
