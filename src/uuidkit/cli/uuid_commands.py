@@ -336,10 +336,10 @@ def describe(value: UUID, layout: str | None = None) -> dict[str, Any]:
 
     References: RFC 9562 §4.1, §4.2, §5.1-§5.10, §6.4.
     """
-    from uuidkit.nodelayouts import V8NodeFields, read_node_layout
+    from uuidkit.nodelayouts import V8NodeFields
 
     number_version = version(value)
-    record = fields(value) if layout is None else read_node_layout(value, layout)
+    record = fields(value, layout=layout)
     description: dict[str, Any] = {
         "uuid": str(value),
         "variant": VARIANT_LABELS[variant(value)],
