@@ -21,6 +21,9 @@ silently replaced).
 **Lock.** Readers and writers of one file serialise on ``fcntl.flock`` of a companion
 ``<name>.lock`` file (mode 0600, so other users cannot take it); the wait is bounded by
 ``lock_timeout_ms`` on a monotonic clock and then raises :class:`~uuidkit.StateFileError`.
+After every ``flock`` the locker checks that the lock path still names the file it locked
+(and locks the one there now if not), so :meth:`StateFile.remove` may delete a lock file it
+created while holding it without splitting the lock in two.
 
 A file that is missing or fails a format check is "state unavailable": the caller gets
 ``None`` and a :class:`StateUnavailableWarning`, never an exception.
@@ -387,25 +390,54 @@ class StateFile:
 
         References: RFC 4122 §4.2.1.4 ("obtain a system-wide global lock").
         """
-        if self._lock_fd is None:
-            self._lock_fd = self._open_lock_file()[0]
-        self._lock(self._lock_fd)
+        descriptor = self._lock_fd
+        self._lock_fd = None  # owned by _lock until it returns (it closes it on failure)
+        if descriptor is None:
+            descriptor = self._open_lock_file()[0]
+        self._lock_fd = self._lock(descriptor)[0]
         return self
 
-    def _lock(self, descriptor: int) -> None:
+    def _lock(self, descriptor: int, created: bool = False) -> tuple[int, bool]:
+        """Lock ``descriptor``'s lock file; returns the descriptor now locked and whether
+        this process created its file (a new descriptor if the file was replaced).
+
+        On failure the descriptor is closed. After every ``flock`` the path must still name
+        the locked file: :meth:`remove` deletes a lock file it created while it holds it,
+        and a process that opened that file meanwhile would otherwise "hold" a lock on a
+        file without a name while the next process locks a new one.
+        """
         deadline = self._monotonic_ns() + self.lock_timeout_ms * 1_000_000
-        while True:
-            try:
-                self.fs.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return
-            except BlockingIOError:
-                remaining = deadline - self._monotonic_ns()
-                if remaining <= 0:
-                    raise StateFileError(
-                        f"{self.lock_path}: lock held elsewhere for more than "
-                        f"{self.lock_timeout_ms} ms (lock_timeout_ms)"
-                    ) from None
-                self._sleep_ns(min(remaining, _LOCK_POLL_NS))
+        try:
+            while True:
+                try:
+                    self.fs.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    remaining = deadline - self._monotonic_ns()
+                    if remaining <= 0:
+                        raise StateFileError(
+                            f"{self.lock_path}: lock held elsewhere for more than "
+                            f"{self.lock_timeout_ms} ms (lock_timeout_ms)"
+                        ) from None
+                    self._sleep_ns(min(remaining, _LOCK_POLL_NS))
+                    continue
+                if self._names_lock_file(descriptor):
+                    return descriptor, created
+                self.fs.close(descriptor)  # releases the lock on the unnamed file
+                descriptor = -1
+                descriptor, created = self._open_lock_file()
+        except BaseException:
+            if descriptor >= 0:
+                self.fs.close(descriptor)
+            raise
+
+    def _names_lock_file(self, descriptor: int) -> bool:
+        """Whether the lock path still names the file ``descriptor`` is open on."""
+        held = self.fs.fstat(descriptor)
+        try:
+            current = self.fs.lstat(str(self.lock_path))
+        except FileNotFoundError:
+            return False
+        return (current.st_dev, current.st_ino) == (held.st_dev, held.st_ino)
 
     def _open_lock_file(self) -> tuple[int, bool]:
         """The lock file's descriptor (never through a symlink); True if created here."""
@@ -448,8 +480,12 @@ class StateFile:
         that fails any check of :meth:`StoredState.from_text`) raises
         :class:`~uuidkit.StateFileError` and is left untouched. The check is repeated under
         the lock, and the file is unlinked only if the path still names the inode that passed
-        it. No lock file is left behind unless a generator made it: a generator may hold that
-        one open, and deleting a lock file in use would let two processes "hold" the lock.
+        it. No lock file is left behind unless another process made it: one this call made is
+        deleted while this call still holds its lock, which is safe because every locker
+        checks, after each ``flock``, that the path still names the file it locked, and
+        otherwise locks the file now at the path (a process that opened the deleted file
+        meanwhile moves on to the new one instead of holding a lock nobody else sees). A
+        lock file another process made is never deleted.
 
         References: RFC 9562 §6.3.
         """
@@ -457,11 +493,16 @@ class StateFile:
             self.load_checked()
         except FileNotFoundError:
             return False
-        lock_fd, created = self._lock_fd, False
-        if lock_fd is None:
+        own = self._lock_fd is not None
+        if self._lock_fd is not None:
+            lock_fd, created = self._lock_fd, False
+            self._lock_fd = None
+        else:
             lock_fd, created = self._open_lock_file()
+        lock_fd, created = self._lock(lock_fd, created)
+        if own:
+            self._lock_fd = lock_fd
         try:
-            self._lock(lock_fd)
             try:
                 checked = self.load_checked()[1]
             except FileNotFoundError:
@@ -472,10 +513,10 @@ class StateFile:
             self.fs.unlink(str(self.path))
             return True
         finally:
-            if created:
-                with contextlib.suppress(FileNotFoundError):
-                    self.fs.unlink(str(self.lock_path))  # made by this call, for this call
-            if lock_fd != self._lock_fd:
+            if created and self._names_lock_file(lock_fd):
+                # Made by this call, for this call, and still locked by it (see above).
+                self.fs.unlink(str(self.lock_path))
+            if not own:
                 self.fs.close(lock_fd)
 
 
