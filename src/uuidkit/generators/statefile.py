@@ -38,7 +38,6 @@ import errno
 import fcntl
 import os
 import stat
-import tempfile
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -46,6 +45,7 @@ from typing import Final
 
 from uuidkit import _system
 from uuidkit.errors import StateFileError
+from uuidkit.generators._statefs import FileSystem, file_type
 from uuidkit.generators._statetext import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -63,6 +63,7 @@ __all__ = [
     "StoredState",
     "UnsafeStateError",
     "load_regular_file",
+    "read_private_file",
     "read_state_file",
 ]
 
@@ -109,57 +110,6 @@ def warn_unavailable(path: Path, reason: str) -> None:
         StateUnavailableWarning,
         stacklevel=4,
     )
-
-
-class FileSystem:
-    """The operating-system calls a :class:`StateFile` makes, one method each.
-
-    Tests replace methods to inject faults (a full disk, an I/O error, a short write, a crash
-    between two steps) and to model what survives a power loss. Each method looks its
-    function up when called, so patching :mod:`os` or :mod:`fcntl` reaches it too.
-
-    References: RFC 9562 §6.3.
-    """
-
-    def open(self, path: str, flags: int, mode: int = 0o600) -> int:
-        return os.open(path, flags, mode)
-
-    def read(self, descriptor: int, size: int) -> bytes:
-        return os.read(descriptor, size)
-
-    def write(self, descriptor: int, data: memoryview) -> int:
-        return os.write(descriptor, data)
-
-    def fsync(self, descriptor: int) -> None:
-        os.fsync(descriptor)
-
-    def close(self, descriptor: int) -> None:
-        os.close(descriptor)
-
-    def fstat(self, descriptor: int) -> os.stat_result:
-        return os.fstat(descriptor)
-
-    def stat(self, path: str) -> os.stat_result:
-        return os.stat(path)
-
-    def lstat(self, path: str) -> os.stat_result:
-        return os.lstat(path)
-
-    def replace(self, source: str, target: str) -> None:
-        os.replace(source, target)
-
-    def unlink(self, path: str) -> None:
-        os.unlink(path)
-
-    def flock(self, descriptor: int, operation: int) -> None:
-        fcntl.flock(descriptor, operation)
-
-    def mkstemp(self, directory: str, prefix: str) -> tuple[int, str]:
-        """A new file in ``directory`` with an unpredictable name: ``(descriptor, path)``.
-
-        ``tempfile.mkstemp`` opens with ``O_CREAT | O_EXCL | O_NOFOLLOW`` and mode 0600.
-        """
-        return tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=directory)
 
 
 _READ_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
@@ -231,7 +181,7 @@ class StateFile:
         if stat.S_ISLNK(info.st_mode):
             raise self._refuse(path, _SYMLINK)
         if not stat.S_ISREG(info.st_mode):
-            raise self._refuse(path, f"{_file_type(info.st_mode)}, not a state file")
+            raise self._refuse(path, f"{file_type(info.st_mode)}, not a state file")
         if info.st_uid != os.geteuid():
             raise self._refuse(path, f"unsafe: owned by uid {info.st_uid}, not {os.geteuid()}")
         mode = stat.S_IMODE(info.st_mode)
@@ -264,6 +214,24 @@ class StateFile:
 
         References: RFC 9562 §6.3.
         """
+        raw, info = self.read_checked()
+        try:
+            if len(raw) > _MAX_BYTES:
+                raise StateFileError(f"larger than {_MAX_BYTES} bytes")
+            return StoredState.from_text(raw.decode("utf-8")), info
+        except (StateFileError, UnicodeDecodeError) as error:
+            raise StateFileError(f"{self.path}: corrupted: {error}") from None
+
+    def read_checked(self) -> tuple[bytes, os.stat_result]:
+        """The file's first ``4096 + 1`` octets and its ``fstat``, read safely.
+
+        The directory and the file pass the module's checks before a byte is read; the open
+        never blocks and never follows a symlink. Raises :class:`FileNotFoundError` for a
+        missing file (or directory), :class:`UnsafeStateError` for an unsafe one and
+        :class:`~uuidkit.StateFileError` when it cannot be read.
+
+        References: RFC 9562 §6.3.
+        """
         try:
             self.check_directory()
             # O_NOFOLLOW: a symlink fails with ELOOP; O_NONBLOCK: a FIFO opens at once and is
@@ -283,12 +251,7 @@ class StateFile:
             raise StateFileError(f"{self.path}: unreadable: {error.strerror or error}") from None
         finally:
             self.fs.close(descriptor)
-        try:
-            if len(raw) > _MAX_BYTES:
-                raise StateFileError(f"larger than {_MAX_BYTES} bytes")
-            return StoredState.from_text(raw.decode("utf-8")), info
-        except (StateFileError, UnicodeDecodeError) as error:
-            raise StateFileError(f"{self.path}: corrupted: {error}") from None
+        return raw, info
 
     def _read_all(self, descriptor: int) -> bytes:
         chunks = []
@@ -531,22 +494,26 @@ def read_state_file(path: str | os.PathLike[str]) -> StoredState:
     return StateFile(path).load()
 
 
+def read_private_file(path: str | os.PathLike[str]) -> bytes:
+    """The contents of a small private file (at most 4096 octets), read as a state file is.
+
+    For other files kept beside state, e.g. a UIAP device ID: the directory and the file
+    must pass the checks of :class:`StateFile` (no symlink, no FIFO or other non-regular
+    file, nothing another user owns or may write), and the open never blocks. Raises
+    :class:`FileNotFoundError` when it is missing, :class:`UnsafeStateError` when it is
+    unsafe, :class:`~uuidkit.StateFileError` when it is unreadable or larger.
+
+    References: RFC 9562 §6.3.
+    """
+    raw = StateFile(path).read_checked()[0]
+    if len(raw) > _MAX_BYTES:
+        raise StateFileError(f"{path}: larger than {_MAX_BYTES} bytes")
+    return raw
+
+
 def load_regular_file(path: Path) -> tuple[StoredState, os.stat_result]:
     """:meth:`StateFile.load_checked` of ``path``: the state and the file's ``fstat``.
 
     References: RFC 9562 §6.3.
     """
     return StateFile(path).load_checked()
-
-
-def _file_type(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"
