@@ -88,8 +88,7 @@ def test_a_reset_never_splits_the_lock_a_generator_waits_on(tmp_path: Path) -> N
     try:
         # The generator holds the lock: nobody else may take it, through any lock file.
         with pytest.raises(StateFileError, match="lock held elsewhere"):
-            with StateFile(path, lock_timeout_ms=0):
-                pass
+            StateFile(path, lock_timeout_ms=0).__enter__()
     finally:
         release.set()
         waiter.join(WAIT_S)
