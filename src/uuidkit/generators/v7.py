@@ -25,10 +25,11 @@ import enum
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 from uuid import UUID
 
 from uuidkit import _system
+from uuidkit._accel import SPEEDUPS
 from uuidkit._bits import FRAME_HIGH_SHIFT, FRAME_MID_SHIFT, MASK_62, version_bits
 from uuidkit._construct import UNKNOWN_SAFETY, from_ints_unchecked, new_blank, set_int, set_is_safe
 from uuidkit.errors import GeneratorError, InvalidField
@@ -346,6 +347,27 @@ def _timeline(
     )
 
 
+def _compiled_core(
+    config: V7Config, layout: V7Layout, clock: Clock, random_bytes: RandomBytes
+) -> Any:
+    """The C fast path for this generator (``uuidkit._speedups.V7Core``), or ``None``.
+
+    ``None`` on the pure-Python path, and for the bit plans whose every value needs the
+    slow path anyway (Method 3 without a counter).
+    """
+    core_type = getattr(SPEEDUPS, "V7Core", None)
+    if core_type is None or not layout.counter_bits or layout.wide_tail_mask:
+        return None
+    return core_type(
+        None if clock is _system.REALTIME_NS else clock,
+        None if random_bytes is _system.OS_RANDOM else random_bytes,
+        layout.fraction_bits,
+        layout.counter_bits,
+        layout.tail_bits,
+        config.increment_bits if config.counter is V7Counter.RANDOM_INCREMENT else 0,
+    )
+
+
 def _build(
     config: V7Config, clock: Clock, random_bytes: RandomBytes, sleep_ns: Sleep, monotonic_ns: Clock
 ) -> tuple[Callable[[], UUID], Callable[[int, bool], list[UUID] | list[int]], Callable[[], None]]:
@@ -354,6 +376,13 @@ def _build(
     Every decision about time is :class:`Timeline`'s and every bit position is
     :class:`V7Layout`'s; the closures only hold the state (in cells, the cheapest thing
     CPython reads) and inline the common case: same tick, counter not exhausted.
+
+    With the compiled accelerator, a ``V7Core`` makes the common case in C and calls
+    ``slow`` for everything else: ``slow`` takes the lock, then the state from the core
+    (``take``: the core's busy flag is set, so its fast path stays out), runs the very same
+    ``uuid7`` closure, and gives the state back (``give``) before it releases the lock. The
+    core also serves the random words (``words``, ``draw``) and the clock reading it took
+    (``read_clock``), so both paths consume the same words and readings in the same order.
     """
     layout = V7Layout(config)
     timeline = _timeline(config, layout, clock, sleep_ns, monotonic_ns)
@@ -361,16 +390,20 @@ def _build(
     fraction_bits, counter_bits = layout.fraction_bits, layout.counter_bits
     increment_mask, tail_bits, tail_mask = layout.increment_mask, layout.tail_bits, layout.tail_mask
     wide_tail_mask = layout.wide_tail_mask
+    core = _compiled_core(config, layout, clock, random_bytes)
     # Re-entrant so that generate() can hold it around a loop of uuid7(); it costs
     # the same as a plain Lock on CPython 3.11 (measured: 79 vs 81 ns per acquire/release).
     lock = threading.RLock()
     acquire, release = lock.acquire, lock.release
     tick, counter, prefix = -1, 0, 0
     last_value = -1
-    words: Iterator[int] = iter(())
+    words: Iterator[int] = iter(()) if core is None else core
+    read_clock: Clock = clock if core is None else core.read_clock
 
     def draw() -> int:
         nonlocal words
+        if core is not None:
+            return int(core.draw())
         word = next(words, None)
         if word is None:
             words = word_stream(random_bytes)
@@ -405,7 +438,7 @@ def _build(
         nonlocal counter, last_value
         acquire()
         try:
-            now_tick = (clock() << fraction_bits) // ns_per_ms  # layout.ticks_of, inlined
+            now_tick = (read_clock() << fraction_bits) // ns_per_ms  # layout.ticks_of, inlined
             try:
                 word = next(words)
             except StopIteration:
@@ -443,10 +476,15 @@ def _build(
         check_count(count)
         acquire()
         try:
-            values = bulk_block(count) if count > 1 else None
-            if values is None:
-                # The lock is re-entrant: the whole block is still one acquisition.
-                values = [uuid7().int for _ in range(count)]
+            taken = core is not None and take()
+            try:
+                values = bulk_block(count) if count > 1 else None
+                if values is None:
+                    # The lock is re-entrant: the whole block is still one acquisition.
+                    values = [uuid7().int for _ in range(count)]
+            finally:
+                if taken:
+                    give()
         finally:
             release()
         return from_ints_unchecked(values) if as_uuids else values
@@ -469,12 +507,52 @@ def _build(
         last_value = values[-1]
         return values
 
+    def take() -> bool:
+        """Take the state from the C core (busy); False when this thread already holds it."""
+        nonlocal counter, last_value
+        taken = core.enter()
+        if taken is None:
+            return False
+        counter, last_value = taken
+        return True
+
+    def give() -> None:
+        core.leave(tick, counter, prefix, last_value)
+
+    def slow() -> UUID:
+        """The C core's slow path: the pure ``uuid7`` on the core's state, under the lock."""
+        acquire()
+        try:
+            if not take():
+                return uuid7()
+            try:
+                return uuid7()
+            finally:
+                give()
+        finally:
+            release()
+
+    def attach() -> None:
+        # An injected clock is read by the core under the lock (the system clock is not).
+        locked = clock is not _system.REALTIME_NS
+        core.attach(slow, acquire if locked else None, release if locked else None)
+
     def reset() -> None:
         nonlocal tick, counter, prefix, last_value, words, acquire, release
         fresh = threading.RLock()
         acquire, release = fresh.acquire, fresh.release
         timeline.reset()
         tick, counter, prefix, last_value = -1, 0, 0, -1
-        words = iter(())
+        if core is None:
+            words = iter(())
+        else:
+            core.reset()  # RFC 9562 §6.9: the child never reuses the parent's random words
+            attach()
 
-    return uuid7, generate, reset
+    if core is None:
+        return uuid7, generate, reset
+    attach()
+    for name in ("__module__", "__name__", "__qualname__", "__doc__"):
+        setattr(core, name, getattr(uuid7, name))
+    core.__wrapped__ = uuid7
+    return core, generate, reset
