@@ -53,6 +53,7 @@ typedef struct {
     PyObject *acquire;
     PyObject *release;
     PyObject *pending; /* a clock reading for the slow path */
+    unsigned long long slow_calls; /* values handed to the slow path, for the tests */
     /* state, valid while ready and not busy */
     int ready;
     int busy;
@@ -157,6 +158,7 @@ static PyObject *call_slow(v7_core *core)
         PyErr_SetString(PyExc_RuntimeError, "V7Core: attach() was not called");
         return NULL;
     }
+    core->slow_calls++;
     PyObject *result = PyObject_CallNoArgs(core->slow);
     Py_CLEAR(core->pending);
     return result;
@@ -263,15 +265,13 @@ static PyObject *core_next(v7_core *core)
     if (!core->ready || core->busy) {
         return call_slow(core);
     }
-    if (core->clock == NULL) {
-        return fast_system(core);
+    if (core->acquire == NULL) {
+        /* No lock: the system clock, read in C (an injected clock only in the interlock's
+           test, which checks that the busy flag alone keeps this path off taken state). */
+        return core->clock == NULL ? fast_system(core) : fast_injected(core);
     }
     /* An injected clock runs Python code: hold the generator's lock around the value, as the
        pure path does, so no other thread reads the clock between this reading and its use. */
-    if (core->acquire == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "V7Core: attach() was not called");
-        return NULL;
-    }
     PyObject *acquired = PyObject_CallNoArgs(core->acquire);
     if (acquired == NULL) {
         return NULL;
@@ -342,9 +342,6 @@ static PyObject *core_leave(PyObject *self, PyObject *args)
                           &prefix, &PyLong_Type, &last)) {
         return NULL;
     }
-    if (tick < 0) {
-        Py_RETURN_NONE; /* no value yet: the next one is the slow path's */
-    }
     PyObject *zero = PyLong_FromLong(0);
     int has_last = zero == NULL ? -1 : PyObject_RichCompareBool(last, zero, Py_GE);
     Py_XDECREF(zero);
@@ -355,7 +352,7 @@ static PyObject *core_leave(PyObject *self, PyObject *args)
     }
     core->has_last = has_last;
     core->tick = (int64_t)tick;
-    core->ready = 1;
+    core->ready = tick >= 0; /* before the first tick, every value is the slow path's */
     Py_RETURN_NONE;
 }
 
@@ -494,7 +491,7 @@ static void core_dealloc(PyObject *self)
     Py_TYPE(self)->tp_free(self);
 }
 
-/* ready and busy, for the tests that prove which path made a value. */
+/* ready, busy and slow_calls, for the tests that prove which path made a value. */
 static PyObject *core_get_ready(PyObject *self, void *closure)
 {
     (void)closure;
@@ -507,7 +504,14 @@ static PyObject *core_get_busy(PyObject *self, void *closure)
     return PyBool_FromLong(((v7_core *)self)->busy);
 }
 
+static PyObject *core_get_slow_calls(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromUnsignedLongLong(((v7_core *)self)->slow_calls);
+}
+
 static PyGetSetDef core_getset[] = {
+    {"slow_calls", core_get_slow_calls, NULL, "How many calls the slow path made.", NULL},
     {"ready", core_get_ready, NULL, "True when the fast path may make the next value.", NULL},
     {"busy", core_get_busy, NULL, "True while the slow path holds the state.", NULL},
     {NULL, NULL, NULL, NULL, NULL},

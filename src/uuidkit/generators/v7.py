@@ -171,7 +171,11 @@ class V7Generator:
       raises); RAISE raises :class:`~uuidkit.CounterOverflowError`. Never a duplicate.
     - **Thread safety**: one re-entrant :class:`threading.RLock` around each value (and
       around a whole :meth:`generate` block), so values are totally ordered in lock
-      acquisition order.
+      acquisition order. With the compiled accelerator, the common case runs in C without
+      the lock: it reads the clock, advances the counter and checks the value with the GIL
+      held and no Python code in between, so it is atomic all the same; it never touches
+      the state while the locked Python path holds it (a busy flag), and an injected clock,
+      being Python code, is read under the lock.
     - **Fork**: in a forked child the counter, timestamp and buffered random words are
       forgotten and the lock is replaced, so the child never continues the parent's
       sequence (RFC 9562 §6.9).
@@ -179,9 +183,13 @@ class V7Generator:
       and is shared between processes, see :class:`uuidkit.generators.SharedV7Generator`.
 
     The state lives in closure cells rather than attributes: on CPython 3.11 this saves
-    about 100 ns per call, which is what keeps ``uuid7()`` under half of ``uuid4()``. The
-    closure inlines only the common case; :class:`V7Layout` holds the bit plan and
-    :class:`~uuidkit.generators._timeline.Timeline` every decision about time.
+    about 100 ns per call on the pure-Python path. The closure inlines only the common
+    case; :class:`V7Layout` holds the bit plan and
+    :class:`~uuidkit.generators._timeline.Timeline` every decision about time. When the
+    compiled accelerator is built, :attr:`next` is its ``V7Core``: the common case (same
+    tick, counter not exhausted) in C, everything else (the first value of a tick, clock
+    regressions, overflows, every policy and error) the very same closure on the same
+    state, random words and clock readings, so both paths give identical values.
 
     References: RFC 9562 §5.7, §6.1, §6.2, §6.9.
     """
@@ -368,6 +376,16 @@ def _compiled_core(
     )
 
 
+def _core_takes_the_lock(clock: Clock) -> bool:
+    """Whether the C core holds the generator's lock around a value (an injected clock).
+
+    An injected clock is Python code: another thread may run while it is called, so the
+    core reads it under the lock, as the pure path does. The system clock is read in C,
+    atomically with the state under the GIL, and needs no lock.
+    """
+    return clock is not _system.REALTIME_NS
+
+
 def _build(
     config: V7Config, clock: Clock, random_bytes: RandomBytes, sleep_ns: Sleep, monotonic_ns: Clock
 ) -> tuple[Callable[[], UUID], Callable[[int, bool], list[UUID] | list[int]], Callable[[], None]]:
@@ -395,8 +413,9 @@ def _build(
     # the same as a plain Lock on CPython 3.11 (measured: 79 vs 81 ns per acquire/release).
     lock = threading.RLock()
     acquire, release = lock.acquire, lock.release
-    tick, counter, prefix = -1, 0, 0
-    last_value = -1
+    # No tick yet: None, which no clock reading equals, so the first value asks the timeline.
+    tick: int | None = None
+    counter, prefix, last_value = 0, 0, -1
     words: Iterator[int] = iter(()) if core is None else core
     read_clock: Clock = clock if core is None else core.read_clock
 
@@ -517,7 +536,7 @@ def _build(
         return True
 
     def give() -> None:
-        core.leave(tick, counter, prefix, last_value)
+        core.leave(-1 if tick is None else tick, counter, prefix, last_value)
 
     def slow() -> UUID:
         """The C core's slow path: the pure ``uuid7`` on the core's state, under the lock."""
@@ -533,8 +552,7 @@ def _build(
             release()
 
     def attach() -> None:
-        # An injected clock is read by the core under the lock (the system clock is not).
-        locked = clock is not _system.REALTIME_NS
+        locked = _core_takes_the_lock(clock)
         core.attach(slow, acquire if locked else None, release if locked else None)
 
     def reset() -> None:
@@ -542,7 +560,7 @@ def _build(
         fresh = threading.RLock()
         acquire, release = fresh.acquire, fresh.release
         timeline.reset()
-        tick, counter, prefix, last_value = -1, 0, 0, -1
+        tick, counter, prefix, last_value = None, 0, 0, -1
         if core is None:
             words = iter(())
         else:
