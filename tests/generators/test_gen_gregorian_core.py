@@ -174,6 +174,22 @@ def test_a_regression_on_the_mixed_path_increments_the_clock_sequence(name: str)
     assert fields(values[3]).timestamp < fields(values[2]).timestamp  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize("pure", [True, False])
+@pytest.mark.parametrize("reading", [-(10**30), 10**30])
+def test_an_absurd_clock_reading_is_an_error_on_both_paths(
+    pure: bool, reading: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    generator, clock = make("v1", pure=pure, monkeypatch=monkeypatch)
+    first = generator()
+    start = clock.now_ns
+    clock.now_ns = reading
+    with pytest.raises(uuidkit.GeneratorError, match="far outside the 60-bit field"):
+        generator()
+    clock.now_ns = start + 100
+    after = generator()
+    assert (after.clock_seq, after.node) == (first.clock_seq, first.node)
+
+
 def test_module_functions_are_the_generators_hot_paths() -> None:
     for function, generator, reference in (
         (uuidkit.uuid1, DEFAULT_V1, "_uuid1"),

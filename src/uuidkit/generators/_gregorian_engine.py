@@ -62,9 +62,11 @@ if TYPE_CHECKING:
 __all__ = ["GregorianEngine", "GregorianState", "build_pure_next"]
 
 NS_PER_TICK: Final = 100
-#: The compiled core's longest spin for the next clock interval (WAIT), in nanoseconds;
-#: generators with a coarser clock interval wait in Python (with sleeps) instead.
+#: The coarsest clock interval (ns) whose WAIT the compiled core does by spinning on the
+#: clock (for at most two intervals); coarser ones wait in Python, with sleeps.
 SPIN_LIMIT_NS: Final = 10_000
+#: Clock intervals beyond this either way are refused (far outside the 60-bit field).
+_INTERVAL_LIMIT: Final = 1 << 62
 _OVERFLOW_CODES: Final = {
     CounterOverflow.WAIT: 0,
     CounterOverflow.ADVANCE: 1,
@@ -192,11 +194,19 @@ class GregorianEngine:
 
         References: RFC 9562 §5.1, §6.1, §6.2.
         """
+        interval = now_ns // self.resolution
+        if not -_INTERVAL_LIMIT <= interval <= _INTERVAL_LIMIT:
+            # Thousands of years from now either way: no 60-bit timestamp, and no state
+            # change (the compiled core holds its ticks in 64 bits).
+            raise GeneratorError(
+                f"timestamp: a clock reading of {now_ns} ns is far outside the 60-bit field "
+                "(RFC 9562 §5.1)"
+            )
         state, timeline = self.state, self.timeline
         timeline.tick, timeline.clock_tick = state.tick, state.clock_tick
         timeline.restart_pending = state.pending
         try:
-            return self._next_tick(state, timeline, now_ns // self.resolution)
+            return self._next_tick(state, timeline, interval)
         finally:
             state.tick, state.clock_tick = timeline.tick, timeline.clock_tick
             state.pending = timeline.restart_pending
