@@ -31,7 +31,7 @@ from uuid import UUID
 from uuidkit import _system
 from uuidkit._accel import SPEEDUPS
 from uuidkit._bits import FRAME_HIGH_SHIFT, FRAME_MID_SHIFT, MASK_62, version_bits
-from uuidkit._construct import UNKNOWN_SAFETY, from_ints_unchecked, new_blank, set_int, set_is_safe
+from uuidkit._construct import UNKNOWN_SAFETY, new_blank, set_int, set_is_safe
 from uuidkit.errors import GeneratorError, InvalidField
 from uuidkit.generators._policy import (
     Clock,
@@ -47,7 +47,7 @@ from uuidkit.generators._policy import (
     word_stream,
 )
 from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS, RESTART, SAME, Timeline
-from uuidkit.generators._v7bulk import bulk_values
+from uuidkit.generators._v7bulk import KIND_INTS, KIND_RECORDS, KIND_UUIDS, as_kind, bulk_block
 
 __all__ = ["V7Config", "V7Counter", "V7Generator", "V7Layout"]
 
@@ -216,7 +216,7 @@ class V7Generator:
         ):
             check_callable(name, function)
         self.next: Callable[[], UUID]
-        self._generate: Callable[[int, bool], list[UUID] | list[int]]
+        self._generate: Callable[[int, int], Any]
         self._reset: Callable[[], None]
         self.next, self._generate, self._reset = _build(
             self.config, clock, random_bytes, sleep_ns, monotonic_ns
@@ -236,14 +236,27 @@ class V7Generator:
         References: RFC 9562 §6.2 ("Take care to ensure UUIDs generated in batches are also
         monotonic").
         """
-        return self._generate(count, True)  # type: ignore[return-value]
+        values: list[UUID] = self._generate(count, KIND_UUIDS)
+        return values
 
     def generate_ints(self, count: int) -> list[int]:
         """Like :meth:`generate`, as 128-bit integers (no ``UUID`` objects to allocate).
 
         References: RFC 9562 §6.2.
         """
-        return self._generate(count, False)  # type: ignore[return-value]
+        values: list[int] = self._generate(count, KIND_INTS)
+        return values
+
+    def generate_records(self, count: int) -> bytearray:
+        """Like :meth:`generate`, as ``count`` packed 16-byte big-endian records.
+
+        The layout of a numpy ``'V16'`` array and of Arrow's ``arrow.uuid`` storage
+        (``numpy.frombuffer(records, dtype="V16")`` wraps it without a copy).
+
+        References: RFC 9562 §4, §6.2.
+        """
+        records: bytearray = self._generate(count, KIND_RECORDS)
+        return records
 
     def reset_after_fork(self) -> None:
         """Forget counter, timestamp and buffered randomness; new lock (run in a forked child).
@@ -388,7 +401,7 @@ def _core_takes_the_lock(clock: Clock) -> bool:
 
 def _build(
     config: V7Config, clock: Clock, random_bytes: RandomBytes, sleep_ns: Sleep, monotonic_ns: Clock
-) -> tuple[Callable[[], UUID], Callable[[int, bool], list[UUID] | list[int]], Callable[[], None]]:
+) -> tuple[Callable[[], UUID], Callable[[int, int], Any], Callable[[], None]]:
     """The generator's three closures sharing one state (see :class:`V7Generator`).
 
     Every decision about time is :class:`Timeline`'s and every bit position is
@@ -491,14 +504,14 @@ def _build(
         set_slot_is_safe(result, unknown)
         return result
 
-    def generate(count: int, as_uuids: bool) -> list[UUID] | list[int]:
+    def generate(count: int, kind: int) -> Any:
         check_count(count)
         acquire()
         try:
             taken = core is not None and take()
             try:
-                values = bulk_block(count) if count > 1 else None
-                if values is None:
+                block = one_block(count, kind) if count > 1 else None
+                if block is None:
                     # The lock is re-entrant: the whole block is still one acquisition.
                     values = [uuid7().int for _ in range(count)]
             finally:
@@ -506,24 +519,26 @@ def _build(
                     give()
         finally:
             release()
-        return from_ints_unchecked(values) if as_uuids else values
+        return as_kind(values, kind) if block is None else block
 
-    def bulk_block(count: int) -> list[int] | None:
+    block_source = None if random_bytes is _system.OS_RANDOM else random_bytes
+
+    def one_block(count: int, kind: int) -> Any:
         nonlocal counter, last_value
         if config.counter is not V7Counter.RANDOM_INCREMENT:
             return None
         now_tick = layout.ticks_of(clock())
         if now_tick != tick and (move := reading(now_tick)) != same:
             moved(move)
-        block = bulk_values(
-            prefix, counter, counter_bits, config.increment_bits, count, random_bytes
+        block = bulk_block(
+            prefix, counter, counter_bits, config.increment_bits, count, block_source, kind
         )
         if block is None:
             return None
-        values, counter = block
-        if values[0] <= last_value:
-            raise GeneratorError(f"monotonic check failed: {values[0]:#034x} <= {last_value:#034x}")
-        last_value = values[-1]
+        values, first, last, counter = block
+        if first <= last_value:
+            raise GeneratorError(f"monotonic check failed: {first:#034x} <= {last_value:#034x}")
+        last_value = last
         return values
 
     def take() -> bool:
