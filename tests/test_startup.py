@@ -162,3 +162,14 @@ def test_gen_with_flags_outside_the_plain_form_still_runs() -> None:
     assert [uuidkit.parse(line).version for line in output] == [4, 4]
     assert "shutil" in loaded  # went through argparse
     assert _offenders(loaded, ["uuidkit.cli.state_commands", "uuidkit.cli.uiap_commands"]) == []
+
+
+@PATHS
+def test_gen_of_a_random_version_loads_no_generator(pure: str) -> None:
+    """uuid4 and uuid8 are core functions: the generators (their locks, fork hooks and
+    dataclass configurations), typing and datetime stay unloaded."""
+    for version in ("4", "8"):
+        loaded, output = _imported_by_gen(pure, "-v", version)
+        assert [uuidkit.parse(line).version for line in output] == [int(version)]
+        forbidden = ["uuidkit.generators", "dataclasses", "inspect", "typing", "datetime"]
+        assert _offenders(loaded, forbidden) == []

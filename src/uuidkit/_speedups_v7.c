@@ -631,6 +631,9 @@ static int fill_block(block_sink *sink, uk_u128 base, uint64_t start, Py_ssize_t
     }
     uint64_t rand_b = start;
     int status = 0;
+    /* The objects are untracked, but each allocation still counts towards a collection of
+       the youngest generation: no collection while the block is made (as the pure path). */
+    int collecting = sink->kind == KIND_UUIDS && PyGC_Disable();
     for (Py_ssize_t i = 0; i < count && status == 0; i++) {
         Py_ssize_t at = owned != NULL ? i : i % BLOCK_CHUNK;
         if (owned == NULL && at == 0) {
@@ -649,6 +652,9 @@ static int fill_block(block_sink *sink, uk_u128 base, uint64_t start, Py_ssize_t
             *first_rand_b = rand_b;
         }
         status = sink_put(sink, i, value);
+    }
+    if (collecting) {
+        PyGC_Enable();
     }
     PyMem_Free(owned);
     *last_rand_b = rand_b;

@@ -7,7 +7,7 @@ values and errors of the pure-Python generator (same clock readings, same random
 every policy), that the busy interlock keeps the fast path away from state the slow path
 holds, and that a forked child forgets the core's state and words.
 
-The pure twin is a :class:`V7Generator` built with ``_compiled_core`` returning ``None``.
+The pure twin is a :class:`V7Generator` built with ``_v7build._compiled_core`` returning ``None``.
 
 References: RFC 9562 §5.7, §6.1, §6.2, §6.9.
 """
@@ -39,9 +39,9 @@ from uuidkit.generators import (
     V7Config,
     V7Counter,
     V7Generator,
+    _v7build,
     _v7bulk,
     defaults,
-    v7,
 )
 
 NS_PER_MS = 1_000_000
@@ -60,12 +60,12 @@ def _built_here() -> bool:
 @contextmanager
 def pure_build() -> Iterator[None]:
     """Generators built inside this block are the pure-Python reference."""
-    original = v7._compiled_core
-    v7._compiled_core = lambda *args: None
+    original = _v7build._compiled_core
+    _v7build._compiled_core = lambda *args: None
     try:
         yield
     finally:
-        v7._compiled_core = original
+        _v7build._compiled_core = original
 
 
 def pure_twin(**kwargs: Any) -> V7Generator:
@@ -245,7 +245,7 @@ def test_the_fast_path_stays_out_while_the_slow_path_holds_the_state(
     flag keeps the caller's fast path from the state: zero random bytes make every increment
     1, so a fast-path value made from the state the holder took would equal the holder's.
     """
-    monkeypatch.setattr(v7, "_core_takes_the_lock", lambda clock: False)
+    monkeypatch.setattr(_v7build, "_core_takes_the_lock", lambda clock: False)
     clock = BlockingClock()
     generator = V7Generator(clock=clock, random_bytes=constant_bytes(0x00))
     first = generator().int
