@@ -18,26 +18,21 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_V1", "DEFAULT_V6", "DEFAULT_V7", "uuid1", "uuid6", "uuid7"]
 
-#: The private module that creates each name on its first import.
-_HOME: dict[str, str] = {
-    "DEFAULT_V1": "_default_gregorian",
-    "DEFAULT_V6": "_default_gregorian",
-    "uuid1": "_default_gregorian",
-    "uuid6": "_default_gregorian",
-    "DEFAULT_V7": "_default_v7",
-    "uuid7": "_default_v7",
-}
-
 
 def __getattr__(name: str) -> object:
     """Create a default generator on first use (once: the import system runs its module
     once per process) and keep the name here, so later lookups are plain attributes."""
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module 'uuidkit.generators.defaults' has no attribute {name!r}")
-    import importlib
+    value: object
+    if name in ("DEFAULT_V7", "uuid7"):
+        from uuidkit.generators import _default_v7
 
-    value = getattr(importlib.import_module(f"uuidkit.generators.{home}"), name)
+        value = getattr(_default_v7, name)
+    elif name in ("DEFAULT_V1", "DEFAULT_V6", "uuid1", "uuid6"):
+        from uuidkit.generators import _default_gregorian
+
+        value = getattr(_default_gregorian, name)
+    else:
+        raise AttributeError(f"module 'uuidkit.generators.defaults' has no attribute {name!r}")
     globals()[name] = value
     return value
 
