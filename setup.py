@@ -18,6 +18,7 @@ SOURCES = [
     "src/uuidkit/_speedups.c",
     "src/uuidkit/_speedups_text.c",
     "src/uuidkit/_speedups_bulk.c",
+    "src/uuidkit/_speedups_bulk_text.c",
 ]
 
 
