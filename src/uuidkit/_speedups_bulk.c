@@ -339,6 +339,68 @@ static PyObject *bulk_new_records(PyObject *module, PyObject *number)
     return uk_new_buffer(count * 16);
 }
 
+/* RFC 9562 §5.1/§5.6: 100 ns intervals since 1582-10-15; §5.7: Unix milliseconds. */
+#define GREGORIAN_TICKS_AT_UNIX 0x01B21DD213814000LL
+#define NS_PER_MS 1000000LL
+
+/* The Unix nanoseconds of one record, or 0 when it has no time that fits int64. */
+static int record_time_ns(const unsigned char *record, int64_t *ns)
+{
+    uint64_t high = uk_load_be64(record), high48 = high >> 16, mid12 = high & 0xFFF;
+    unsigned version = (unsigned)(high >> 12) & 0xF;
+    if ((record[8] >> 6) != 2) {
+        return 0;
+    }
+    if (version == 7) {
+        if (high48 > (uint64_t)(INT64_MAX / NS_PER_MS)) {
+            return 0;
+        }
+        *ns = (int64_t)high48 * NS_PER_MS;
+        return 1;
+    }
+    uint64_t ticks;
+    if (version == 1) {
+        ticks = (mid12 << 48) | ((high48 & 0xFFFF) << 32) | (high48 >> 16);
+    }
+    else if (version == 6) {
+        ticks = (high48 << 12) | mid12;
+    }
+    else {
+        return 0;
+    }
+    /* int64 nanoseconds span 1677-09-21 to 2262-04-11 around the Unix epoch. */
+    int64_t since = (int64_t)ticks - GREGORIAN_TICKS_AT_UNIX; /* ticks < 2**60 */
+    if (since < -(INT64_MAX / 100) || since > INT64_MAX / 100) {
+        return 0;
+    }
+    *ns = since * 100;
+    return 1;
+}
+
+/* timestamps_of_records(buffer) -> bytearray of native int64 Unix nanoseconds, or the int
+   index of the first record that is not a v1/v6/v7 UUID with a time inside int64 ns. */
+static PyObject *bulk_timestamps_of_records(PyObject *module, PyObject *buffer)
+{
+    Py_buffer view;
+    (void)module;
+    if (get_records(buffer, &view) < 0) {
+        return NULL;
+    }
+    Py_ssize_t count = view.len / 16;
+    const unsigned char *in = view.buf;
+    PyObject *result = uk_new_buffer(count * 8);
+    for (Py_ssize_t i = 0; result != NULL && i < count; i++) {
+        int64_t ns;
+        if (!record_time_ns(in + 16 * i, &ns)) {
+            Py_SETREF(result, PyLong_FromSsize_t(i));
+            break;
+        }
+        memcpy(PyByteArray_AS_STRING(result) + 8 * i, &ns, 8);
+    }
+    PyBuffer_Release(&view);
+    return result;
+}
+
 /* The text loops, in _speedups_bulk_text.c. */
 PyObject *uk_bulk_format_records(PyObject *module, PyObject *args);
 PyObject *uk_bulk_arrow_offsets(PyObject *module, PyObject *args);
@@ -359,6 +421,8 @@ PyMethodDef uk_bulk_methods[] = {
      "records_of_ints(seq) -> bytearray, or the int index of the first bad element."},
     {"uuids_from_ints", bulk_uuids_from_ints, METH_O,
      "uuids_from_ints(list[int]) -> list[UUID] (not tracked by the cyclic GC)."},
+    {"timestamps_of_records", bulk_timestamps_of_records, METH_O,
+     "timestamps_of_records(buffer) -> bytearray of int64 ns, or the index of the first bad one."},
     {"new_records", bulk_new_records, METH_O,
      "new_records(n) -> bytearray of n uninitialised 16-byte records."},
     {"format_records", uk_bulk_format_records, METH_VARARGS,

@@ -277,3 +277,28 @@ def test_getrandom_into_fills_the_whole_buffer(threads: int) -> None:
     for quarter in np.split(np.frombuffer(buffer[:-5], dtype=np.uint8), 4):
         assert abs(float(np.unpackbits(quarter).mean()) - 0.5) < 1e-2
     assert buffer[-5:] == bytes(5)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    values=st.lists(
+        st.tuples(
+            st.integers(0, (1 << 128) - 1).flatmap(lambda b: st.sampled_from([b, b >> 4, b >> 10])),
+            st.sampled_from([1, 6, 7, 7, 4]),
+            st.integers(0, 9).map(lambda n: n > 0),
+        ),
+        max_size=12,
+    )
+)
+def test_timestamps_agree_on_both_paths(values: list[tuple[int, int, bool]]) -> None:
+    """Any bits, including times outside int64 nanoseconds and a wrong variant now and then."""
+    made = []
+    for bits, version, rfc_variant in values:
+        value = bits & ~(0xF << 76) | version << 76
+        if rfc_variant:
+            value = value & ~(3 << 62) | 2 << 62
+        made.append(uuid.UUID(int=value))
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        found = _on_both_paths(lambda: bulk.timestamps(made).tolist(), monkeypatch)
+    if not isinstance(found, tuple):
+        assert len(found) == len(made)
