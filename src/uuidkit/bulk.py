@@ -414,6 +414,8 @@ def _parse_arrow(strings: Any, strict: bool) -> bytearray:
     base = 0
     with memoryview(records) as whole:
         for chunk in chunks:
+            if not len(chunk):
+                continue  # an empty array may have no offsets buffer at all
             with whole[16 * base : 16 * (base + len(chunk))] as out:
                 _parse_arrow_chunk(chunk, base, out, strict)
             base += len(chunk)

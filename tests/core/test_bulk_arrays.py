@@ -210,6 +210,7 @@ def test_other_shapes_and_kinds(monkeypatch: pytest.MonkeyPatch) -> None:
         lambda: np.empty(3, dtype="U0"),
         lambda: pa.array([], pa.string()),
         lambda: pa.chunked_array([], pa.string()),
+        lambda: pa.chunked_array([[], []], pa.large_string()),
     ],
 )
 def test_parse_of_empty_containers(empty: Callable[[], Any], path: str) -> None:
