@@ -1,27 +1,41 @@
 """A small immutable record: what the ``fields()`` results are made of.
 
-It behaves like a frozen, slotted dataclass (construction by position or keyword, equality
-and hashing by class and values, a ``Name(field=value, ...)`` repr, ``__match_args__`` for
-``match``), but costs a fraction at import and per record: a dataclass generates and
-compiles its methods for every class when the module loads, and its frozen ``__init__``
-goes through ``object.__setattr__`` once per field.
+It behaves like a frozen dataclass (construction by position or keyword, equality and
+hashing by class and values, a ``Name(field=value, ...)`` repr, ``__match_args__`` for
+``match``, no ordering) but is a tuple underneath, because that is what is cheapest to
+make: one ``tuple.__new__`` call fills every field at once, where a slotted class needs one
+descriptor call per field and a dataclass's frozen ``__init__`` one ``object.__setattr__``
+per field. A dataclass also generates and compiles its methods for every class when the
+module loads.
 
-A subclass lists its fields in ``__slots__`` and, in their order, in ``__match_args__``;
-iterating over a record yields the values in that order (``tuple(record)``).
-:meth:`Record._make` builds one from values already known to be valid, filling the slots
-through their descriptors. Type checkers see subclasses as frozen dataclasses
+A subclass declares ``__slots__ = ()``, annotates its fields, and lists them in
+``__match_args__`` in order; each field becomes a read-only attribute over its position
+(the standard library's named-tuple accessor). Iterating over a record yields the values
+in that order (``tuple(record)``). :meth:`Record._make` builds one from values already
+known to be valid. The tuple underneath shows only where a tuple is asked for: a record
+equals only a record of its own class with the same values (never a plain tuple), is
+always true, and does not order. Type checkers see subclasses as frozen dataclasses
 (``dataclass_transform``), so constructor arguments and assignments are checked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any, ClassVar, TypeVar, dataclass_transform
+from operator import itemgetter
+from typing import Any, ClassVar, NoReturn, TypeVar, dataclass_transform
 
 __all__ = ["Record"]
 
 _R = TypeVar("_R", bound="Record")
-_new = object.__new__
+_tuple_new = tuple.__new__
+
+
+def _field_accessor(index: int, doc: str) -> Any:
+    """A read-only attribute for position ``index``: the named-tuple accessor where present."""
+    try:
+        from _collections import _tuplegetter  # type: ignore[import-not-found]
+    except ImportError:  # another Python implementation: the same behaviour, in Python
+        return property(itemgetter(index), doc=doc)
+    return _tuplegetter(index, doc)
 
 
 class _FieldSignature:
@@ -42,24 +56,29 @@ class _FieldSignature:
         return inspect.Signature(parameters, return_annotation=None)
 
 
+def _annotated_fields(cls: type) -> list[str]:
+    """The names ``cls`` itself annotates as fields (a ``ClassVar`` is not a field)."""
+    annotations: dict[str, Any] = cls.__annotations__  # the class's own, never inherited
+    return [name for name, kind in annotations.items() if "ClassVar" not in str(kind)]
+
+
 @dataclass_transform(frozen_default=True)
-class Record:
+class Record(tuple[Any, ...]):
     """Base of the immutable field records (see the module docstring)."""
 
     __slots__ = ()
     __match_args__: ClassVar[tuple[str, ...]] = ()
-    _setters: ClassVar[tuple[Callable[[Any, Any], None], ...]] = ()
     __signature__: ClassVar[Any] = _FieldSignature()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         names = tuple(cls.__dict__.get("__match_args__", ()))
-        if sorted(names) != sorted(cls.__dict__.get("__slots__", ())):
-            raise TypeError(f"{cls.__name__}: __match_args__ must name every slot, in order")
-        cls._setters = tuple(cls.__dict__[name].__set__ for name in names)
+        if sorted(names) != sorted(_annotated_fields(cls)):
+            raise TypeError(f"{cls.__name__}: __match_args__ must name every field, in order")
+        for index, name in enumerate(names):
+            setattr(cls, name, _field_accessor(index, f"The {name} field."))
 
-    def __init__(self, *values: Any, **named: Any) -> None:
-        cls = type(self)
+    def __new__(cls: type[_R], *values: Any, **named: Any) -> _R:
         names = cls.__match_args__
         if len(values) > len(names):
             raise TypeError(f"{cls.__name__}() takes {len(names)} values, got {len(values)}")
@@ -71,22 +90,15 @@ class Record:
         missing = [name for name in names if name not in given]
         if missing:
             raise TypeError(f"{cls.__name__}() missing {', '.join(map(repr, missing))}")
-        for setter, name in zip(cls._setters, names, strict=True):
-            setter(self, given[name])
+        return _tuple_new(cls, [given[name] for name in names])
 
     @classmethod
     def _make(cls: type[_R], *values: Any) -> _R:
         """A record of ``values`` in field order, without argument checking."""
-        record = _new(cls)
-        for setter, value in zip(cls._setters, values, strict=True):
-            setter(record, value)
-        return record
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self._values())
+        return _tuple_new(cls, values)
 
     def _values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self.__match_args__)
+        return tuple(self)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"cannot assign to field {name!r}: {type(self).__name__} is frozen")
@@ -95,16 +107,41 @@ class Record:
         raise AttributeError(f"cannot delete field {name!r}: {type(self).__name__} is frozen")
 
     def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return self._values() == other._values()
+        if type(other) is type(self):
+            return tuple.__eq__(self, other)
+        # A plain tuple (or another record) with the same values is not the same record.
+        return False if isinstance(other, tuple) else NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__, *self._values()))
+        return hash((type(self).__name__, *self))
+
+    def __bool__(self) -> bool:
+        return True  # a record is a value, even one without fields (NilFields())
+
+    def __lt__(self, other: object) -> NoReturn:
+        raise self._unordered(other)
+
+    def __le__(self, other: object) -> NoReturn:
+        raise self._unordered(other)
+
+    def __gt__(self, other: object) -> NoReturn:
+        raise self._unordered(other)
+
+    def __ge__(self, other: object) -> NoReturn:
+        raise self._unordered(other)
+
+    def _unordered(self, other: object) -> TypeError:
+        return TypeError(f"records do not order: {type(self).__name__} and {type(other).__name__}")
 
     def __repr__(self) -> str:
-        parts = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__match_args__)
+        parts = ", ".join(
+            f"{name}={value!r}" for name, value in zip(self.__match_args__, self, strict=True)
+        )
         return f"{type(self).__name__}({parts})"
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return type(self), self._values()
+        return type(self), tuple(self)

@@ -10,7 +10,6 @@
 #include "_speedups.h"
 
 #include <string.h>
-#include <structmember.h>
 
 static const char lower_digits[] = "0123456789abcdef";
 static const char upper_digits[] = "0123456789ABCDEF";
@@ -274,11 +273,14 @@ static PyObject *speedups_format_uuid(PyObject *module, PyObject *const *args,
 /* --- fields() and timestamps ----------------------------------------------------------- */
 
 #define MAX_RECORD_FIELDS 5
-/* Versions 1-8; index 0 and 2 unused (v2 and the rest go to the Python twin). */
+/* The record classes of versions 1-8 (uuidkit._record.Record: tuple subclasses); index 0 and
+   2 unused (v2 and the rest go to the Python twin). tuple_made: the class is a tuple
+   subclass, filled as tuple.__new__ fills one (as Record._make does, skipping the argument
+   checks of its __new__); otherwise the class is called with the values. */
 typedef struct {
     PyTypeObject *cls;
     Py_ssize_t count;
-    Py_ssize_t offsets[MAX_RECORD_FIELDS]; /* offsets[0] < 0: call cls(*values) */
+    int tuple_made;
 } record_layout;
 
 static record_layout records[9];
@@ -289,7 +291,6 @@ static int bind_record(record_layout *layout, PyObject *cls)
         PyErr_SetString(PyExc_TypeError, "bind_records: expected classes");
         return -1;
     }
-    PyTypeObject *type = (PyTypeObject *)cls;
     PyObject *names = PyObject_GetAttrString(cls, "__match_args__");
     if (names == NULL) {
         return -1;
@@ -300,27 +301,10 @@ static int bind_record(record_layout *layout, PyObject *cls)
         return -1;
     }
     layout->count = PyTuple_GET_SIZE(names);
-    int direct = type->tp_new == PyBaseObject_Type.tp_new && type->tp_dict != NULL;
-    for (Py_ssize_t i = 0; i < layout->count; i++) {
-        PyObject *descriptor =
-            direct ? PyDict_GetItemWithError(type->tp_dict, PyTuple_GET_ITEM(names, i)) : NULL;
-        if (descriptor == NULL && PyErr_Occurred()) {
-            Py_DECREF(names);
-            return -1;
-        }
-        PyMemberDef *member =
-            descriptor != NULL && Py_IS_TYPE(descriptor, &PyMemberDescr_Type)
-                ? ((PyMemberDescrObject *)descriptor)->d_member
-                : NULL;
-        direct = direct && member != NULL && member->type == T_OBJECT_EX;
-        layout->offsets[i] = direct ? member->offset : -1;
-    }
     Py_DECREF(names);
-    if (!direct) {
-        layout->offsets[0] = -1;
-    }
+    layout->tuple_made = PyType_IsSubtype((PyTypeObject *)cls, &PyTuple_Type);
     Py_INCREF(cls);
-    Py_XSETREF(layout->cls, type);
+    Py_XSETREF(layout->cls, (PyTypeObject *)cls);
     return 0;
 }
 
@@ -352,26 +336,29 @@ static PyObject *make_record(const record_layout *layout, const uint64_t *values
             return NULL;
         }
     }
-    PyObject *record;
-    if (layout->offsets[0] < 0) {
-        record = PyObject_Vectorcall((PyObject *)layout->cls, numbers, (size_t)layout->count,
-                                     NULL);
+    if (!layout->tuple_made) {
+        PyObject *record = PyObject_Vectorcall((PyObject *)layout->cls, numbers,
+                                               (size_t)layout->count, NULL);
         for (Py_ssize_t i = 0; i < layout->count; i++) {
             Py_DECREF(numbers[i]);
         }
         return record;
     }
-    record = layout->cls->tp_alloc(layout->cls, 0);
+    /* What tuple.__new__(cls, numbers) does for a subclass, without the temporary tuple. */
+    PyObject *record = layout->cls->tp_alloc(layout->cls, layout->count);
     if (record == NULL) {
         for (Py_ssize_t i = 0; i < layout->count; i++) {
             Py_DECREF(numbers[i]);
         }
         return NULL;
     }
-    for (Py_ssize_t i = 0; i < layout->count; i++) { /* references move into the slots */
-        *(PyObject **)((char *)record + layout->offsets[i]) = numbers[i];
+#if PY_VERSION_HEX >= 0x030E0000
+    ((PyTupleObject *)record)->ob_hash = -1; /* the tuple's hash cache: not computed yet */
+#endif
+    for (Py_ssize_t i = 0; i < layout->count; i++) { /* references move into the tuple */
+        PyTuple_SET_ITEM(record, i, numbers[i]);
     }
-    if (PyObject_IS_GC(record)) {
+    if (PyObject_GC_IsTracked(record)) {
         PyObject_GC_UnTrack(record); /* ints only: cannot be part of a cycle */
     }
     return record;
@@ -385,16 +372,19 @@ static int rfc_version(uk_u128 value)
     return (value.lo >> 62) == 2 ? (int)((value.hi >> 12) & 0xF) : -1;
 }
 
-static PyObject *speedups_fields(PyObject *module, PyObject *u)
+/* fields(u, *, layout=None): a call with any keyword (layout=...) or another number of
+   arguments is the Python twin's, which reads the node-bearing layouts and words every error. */
+static PyObject *speedups_fields(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames)
 {
     (void)module;
     uk_u128 value;
     int version = -1;
-    if (uk_read_exact(u, &value)) {
+    if (nargs == 1 && kwnames == NULL && uk_read_exact(args[0], &value)) {
         version = rfc_version(value);
     }
     if (version < 1 || version > 8 || version == 2 || records[version].cls == NULL) {
-        return uk_delegate(UK_FB_FIELDS, &u, 1, NULL);
+        return uk_delegate(UK_FB_FIELDS, args, nargs, kwnames);
     }
     uint64_t high48 = value.hi >> 16, mid12 = value.hi & MASK(12), low62 = value.lo & MASK(62);
     uint64_t numbers[MAX_RECORD_FIELDS] = {high48, mid12, low62, 0, 0};
@@ -459,8 +449,9 @@ PyMethodDef uk_text_methods[] = {
      "The 16 octets in network byte order.\n\nReferences: RFC 9562 §4."},
     {"to_bytes_le", speedups_to_bytes_le, METH_O,
      "The 16 octets in Microsoft GUID order.\n\nReferences: RFC 9562 §4."},
-    {"fields", speedups_fields, METH_O,
-     "fields(u): every field of u under the RFC's names.\n\nReferences: RFC 9562 §5.1-§5.10."},
+    {"fields", (PyCFunction)(void (*)(void))speedups_fields, METH_FASTCALL | METH_KEYWORDS,
+     "fields(u, *, layout=None): every field of u under the RFC's names; with layout, the "
+     "fields of that node-bearing layout.\n\nReferences: RFC 9562 §5.1-§5.10, §6.4."},
     {"timestamp_ns", speedups_timestamp_ns, METH_O,
      "timestamp_ns(u): the embedded time in nanoseconds since the Unix epoch, or None.\n\n"
      "References: RFC 9562 §5.1, §5.6, §5.7."},

@@ -10,10 +10,9 @@ References: RFC 9562 §4.1 (Table 1), §4.2 (Table 2), §5.1-§5.10.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
-from typing import ClassVar, Final, TypeAlias
+from typing import TYPE_CHECKING, ClassVar, Final, TypeAlias, overload
 from uuid import UUID
 
 from uuidkit._accel import SPEEDUPS, compiled
@@ -22,6 +21,9 @@ from uuidkit._construct import from_int_unchecked
 from uuidkit._record import Record
 from uuidkit.errors import InvalidUUID
 from uuidkit.timestamps import NS_PER_MS, gregorian_ticks_to_unix_ns, unix_ns_to_datetime
+
+if TYPE_CHECKING:  # the node-bearing records live with their layouts
+    from uuidkit.nodelayouts import NodeFields
 
 __all__ = [
     "MAX",
@@ -120,7 +122,7 @@ class V1Fields(Record):
     References: RFC 9562 §5.1.
     """
 
-    __slots__ = ("clock_seq", "node", "time_high", "time_low", "time_mid")
+    __slots__ = ()
     __match_args__ = ("time_low", "time_mid", "time_high", "clock_seq", "node")
 
     version: ClassVar[int] = 1
@@ -150,7 +152,7 @@ class V2Fields(Record):
     References: RFC 9562 §5.2; DCE 1.1 Authentication and Security Services, §5.2.1.1.
     """
 
-    __slots__ = ("clock_seq", "local_domain", "local_identifier", "node", "time_high", "time_mid")
+    __slots__ = ()
     __match_args__ = (
         "local_identifier",
         "time_mid",
@@ -172,7 +174,7 @@ class V2Fields(Record):
 class V3Fields(Record):
     """UUIDv3 fields (MD5 bits). References: RFC 9562 §5.3."""
 
-    __slots__ = ("md5_high", "md5_low", "md5_mid")
+    __slots__ = ()
     __match_args__ = ("md5_high", "md5_mid", "md5_low")
 
     version: ClassVar[int] = 3
@@ -184,7 +186,7 @@ class V3Fields(Record):
 class V4Fields(Record):
     """UUIDv4 fields (random bits). References: RFC 9562 §5.4."""
 
-    __slots__ = ("random_a", "random_b", "random_c")
+    __slots__ = ()
     __match_args__ = ("random_a", "random_b", "random_c")
 
     version: ClassVar[int] = 4
@@ -196,7 +198,7 @@ class V4Fields(Record):
 class V5Fields(Record):
     """UUIDv5 fields (SHA-1 bits). References: RFC 9562 §5.5."""
 
-    __slots__ = ("sha1_high", "sha1_low", "sha1_mid")
+    __slots__ = ()
     __match_args__ = ("sha1_high", "sha1_mid", "sha1_low")
 
     version: ClassVar[int] = 5
@@ -214,7 +216,7 @@ class V6Fields(Record):
     References: RFC 9562 §5.6.
     """
 
-    __slots__ = ("clock_seq", "node", "time_high", "time_low", "time_mid")
+    __slots__ = ()
     __match_args__ = ("time_high", "time_mid", "time_low", "clock_seq", "node")
 
     version: ClassVar[int] = 6
@@ -238,7 +240,7 @@ class V6Fields(Record):
 class V7Fields(Record):
     """UUIDv7 fields. References: RFC 9562 §5.7."""
 
-    __slots__ = ("rand_a", "rand_b", "unix_ts_ms")
+    __slots__ = ()
     __match_args__ = ("unix_ts_ms", "rand_a", "rand_b")
 
     version: ClassVar[int] = 7
@@ -250,7 +252,7 @@ class V7Fields(Record):
 class V8Fields(Record):
     """UUIDv8 fields. References: RFC 9562 §5.8."""
 
-    __slots__ = ("custom_a", "custom_b", "custom_c")
+    __slots__ = ()
     __match_args__ = ("custom_a", "custom_b", "custom_c")
 
     version: ClassVar[int] = 8
@@ -278,7 +280,7 @@ class OpaqueFields(Record):
     References: RFC 9562 §4.1 ("outside of the scope of this document"), §4.2 (Table 2).
     """
 
-    __slots__ = ("value", "variant", "version")
+    __slots__ = ()
     __match_args__ = ("variant", "version", "value")
 
     variant: Variant
@@ -301,40 +303,75 @@ UUIDFields: TypeAlias = (
 )
 
 
-_new = object.__new__
+_tuple_new = tuple.__new__
+
+#: The record of each RFC 9562-variant version that shares the common frame of §5 (48-bit
+#: high part, 12-bit mid part, 62-bit low part): 3, 4, 5, 7 and 8.
+_FRAME_RECORDS: Final[
+    tuple[type[V3Fields | V4Fields | V5Fields | V7Fields | V8Fields] | None, ...]
+] = (None, None, None, V3Fields, V4Fields, V5Fields, None, V7Fields, V8Fields) + (None,) * 7
+#: The record of versions 1 and 6, whose fields are time parts, clock_seq and node.
+_TIME_RECORDS: Final[tuple[type[V1Fields | V6Fields] | None, ...]] = (
+    None,
+    V1Fields,
+    None,
+    None,
+    None,
+    None,
+    V6Fields,
+) + (None,) * 9
 
 
-def _frame_reader(record: type[Record]) -> Callable[[int], UUIDFields]:
-    """Reader of the (high48, mid12, low62) frame of RFC 9562 §5 into ``record``."""
-    set_high, set_mid, set_low = record._setters
+@overload
+def fields(value: UUID, *, layout: None = None) -> UUIDFields: ...
+@overload
+def fields(value: UUID, *, layout: str) -> NodeFields: ...
+@overload
+def fields(value: UUID, *, layout: str | None) -> UUIDFields | NodeFields: ...
+def fields(value: UUID, *, layout: str | None = None) -> UUIDFields | NodeFields:
+    """Every field of ``value`` under the RFC's names, as a frozen record.
 
-    def read(number: int) -> UUIDFields:
-        result: UUIDFields = _new(record)  # type: ignore[assignment]
-        set_high(result, number >> 80)
-        set_mid(result, (number >> 64) & MASK_12)
-        set_low(result, number & MASK_62)
-        return result
+    With ``layout`` (one of ``v1-node``, ``v6-node``, ``v7-node``, ``v8-node``), the fields
+    of that node-bearing layout instead (see :mod:`uuidkit.nodelayouts`): nothing in a UUIDv7
+    or UUIDv8 says that it carries a node, so the caller names the layout. A value whose
+    version is not the layout's, or whose node lacks the multicast bit every claimed node
+    has, raises :class:`~uuidkit.InvalidUUID`; an unknown layout :class:`~uuidkit.InvalidField`.
 
-    return read
+    References: RFC 9562 §5.1-§5.10, §6.4; DCE 1.1 (v2).
+    """
+    number = value.int if type(value) is UUID else _as_int(value)
+    if layout is not None:
+        # Loaded on first use, like every node-bearing part: ``import uuidkit`` stays small.
+        from uuidkit.nodelayouts import read_node_layout
+
+        return read_node_layout(value, layout)
+    if (number >> 62) & 0b11 == 0b10:  # RFC 9562 variant: bits 48-51 are the version
+        number_version = (number >> 76) & 0xF
+        record = _FRAME_RECORDS[number_version]
+        if record is not None:
+            return _tuple_new(record, (number >> 80, (number >> 64) & MASK_12, number & MASK_62))
+        time_record = _TIME_RECORDS[number_version]
+        if time_record is not None:  # 1 and 6 (§5.1, §5.6): 32 + 16 + 12 time bits, clock_seq, node
+            return _tuple_new(
+                time_record,
+                (
+                    number >> 96,
+                    (number >> 80) & MASK_16,
+                    (number >> 64) & MASK_12,
+                    (number >> 48) & MASK_14,
+                    number & MASK_48,
+                ),
+            )
+        if number_version == 2:
+            return _read_v2(number)
+    if number == 0:
+        return NilFields()
+    if number == MASK_128:
+        return MaxFields()
+    return OpaqueFields(variant(value), version(value), number)
 
 
-def _time_reader(record: type[Record]) -> Callable[[int], UUIDFields]:
-    """Reader of v1/v6: 32 + 16 + 12 time bits, 14-bit clock_seq, 48-bit node (§5.1, §5.6)."""
-    set_first, set_second, set_third, set_clock_seq, set_node = record._setters
-
-    def read(number: int) -> UUIDFields:
-        result: UUIDFields = _new(record)  # type: ignore[assignment]
-        set_first(result, number >> 96)
-        set_second(result, (number >> 80) & MASK_16)
-        set_third(result, (number >> 64) & MASK_12)
-        set_clock_seq(result, (number >> 48) & MASK_14)
-        set_node(result, number & MASK_48)
-        return result
-
-    return read
-
-
-def _read_v2(number: int) -> UUIDFields:
+def _read_v2(number: int) -> V2Fields:
     seq_and_domain = (number >> 48) & MASK_14
     return V2Fields._make(
         number >> 96,
@@ -344,36 +381,6 @@ def _read_v2(number: int) -> UUIDFields:
         seq_and_domain & 0xFF,
         number & MASK_48,
     )
-
-
-#: The reader of each RFC 9562-variant version with a defined layout.
-_READERS: Final[dict[int, Callable[[int], UUIDFields]]] = {
-    1: _time_reader(V1Fields),
-    2: _read_v2,
-    3: _frame_reader(V3Fields),
-    4: _frame_reader(V4Fields),
-    5: _frame_reader(V5Fields),
-    6: _time_reader(V6Fields),
-    7: _frame_reader(V7Fields),
-    8: _frame_reader(V8Fields),
-}
-
-
-def fields(value: UUID) -> UUIDFields:
-    """Every field of ``value`` under the RFC's names, as a frozen record.
-
-    References: RFC 9562 §5.1-§5.10; DCE 1.1 (v2).
-    """
-    number = value.int if type(value) is UUID else _as_int(value)
-    if (number >> 62) & 0b11 == 0b10:  # RFC 9562 variant: bits 48-51 are the version
-        reader = _READERS.get((number >> 76) & 0xF)
-        if reader is not None:
-            return reader(number)
-    if number == 0:
-        return NilFields()
-    if number == MASK_128:
-        return MaxFields()
-    return OpaqueFields(variant(value), version(value), number)
 
 
 def timestamp_ns(value: UUID) -> int | None:

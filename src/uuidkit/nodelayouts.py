@@ -56,21 +56,24 @@ about 244 ns), ``counter`` starts at 0 at every new fraction and counts up::
 
 A 14-bit counter per 1/4096 ms is 16,384 values per 244 ns (67 million per millisecond).
 
-Nothing in a UUIDv7 or UUIDv8 says that it carries a node, so these layouts are read with
-:func:`read_node_layout` (``read_node_layout(value, "v7-node")``), the node-layout
-counterpart of :func:`uuidkit.fields`: the caller names the layout, it is never guessed.
+Nothing in a UUIDv7 or UUIDv8 says that it carries a node, so these layouts are read by
+naming them: ``uuidkit.fields(value, layout="v7-node")``, or :func:`read_node_layout`
+(``read_node_layout(value, "v7-node")``), which is the same reader. The caller names the
+layout, it is never guessed; what the bits can say is checked (the version, and the node's
+multicast bit, which every claimed node sets). ``v1-node`` and ``v6-node`` read as the plain
+``V1Fields``/``V6Fields`` records, whose ``node`` is the claimed node.
 
 References: RFC 9562 §5.1, §5.6, §5.7, §5.8, §6.2, §6.4, §6.10.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar, Final, Literal, TypeAlias
+from typing import ClassVar, Final, Literal, TypeAlias, cast
 from uuid import UUID
 
-from uuidkit._bits import MASK_12, MASK_48, check_field, pack_frame, unpack_frame
+from uuidkit._bits import MASK_12, MASK_48, MASK_62, check_field, pack_frame
 from uuidkit._construct import from_int_unchecked
+from uuidkit._record import Record
 from uuidkit.errors import InvalidField, InvalidUUID
 from uuidkit.fields import V1Fields, V6Fields, fields, version
 from uuidkit.layouts import v1_int, v6_int
@@ -82,6 +85,7 @@ __all__ = [
     "V7_NODE_COUNTER_BITS",
     "V8_NODE_COUNTER_BITS",
     "V8_NODE_FRACTION_BITS",
+    "NodeFields",
     "NodeLayout",
     "V7NodeFields",
     "V8NodeFields",
@@ -191,12 +195,14 @@ def build_v8_node(unix_ts_ms: int, ms_fraction: int, counter: int, node: int) ->
     return from_int_unchecked(v8_node_int(unix_ts_ms, ms_fraction, counter, node))
 
 
-@dataclass(frozen=True, slots=True)
-class V7NodeFields:
+class V7NodeFields(Record):
     """The fields of a v7-node UUID (a UUIDv7 whose rand_a/rand_b hold counter and node).
 
     References: RFC 9562 §5.7, §6.2, §6.4.
     """
+
+    __slots__ = ()
+    __match_args__ = ("unix_ts_ms", "counter", "node")
 
     version: ClassVar[int] = 7
     layout: ClassVar[str] = "v7-node"
@@ -210,12 +216,14 @@ class V7NodeFields:
         return self.unix_ts_ms * NS_PER_MS
 
 
-@dataclass(frozen=True, slots=True)
-class V8NodeFields:
+class V8NodeFields(Record):
     """The fields of a v8-node UUID: time, sub-millisecond fraction, counter, node.
 
     References: RFC 9562 §5.8, §6.2 (Method 3), §6.4.
     """
+
+    __slots__ = ()
+    __match_args__ = ("unix_ts_ms", "ms_fraction", "counter", "node")
 
     version: ClassVar[int] = 8
     layout: ClassVar[str] = "v8-node"
@@ -230,18 +238,23 @@ class V8NodeFields:
         return self.unix_ts_ms * NS_PER_MS - (-self.ms_fraction * NS_PER_MS >> 12)
 
 
+#: What reading a node-bearing layout returns: v1-node and v6-node are plain UUIDv1/UUIDv6
+#: records (their ``node`` is the claimed node), v7-node and v8-node records of their own.
 NodeFields: TypeAlias = V1Fields | V6Fields | V7NodeFields | V8NodeFields
 
 _LAYOUT_VERSIONS: Final = {"v1-node": 1, "v6-node": 6, "v7-node": 7, "v8-node": 8}
 
 
 def read_node_layout(value: UUID, layout: str) -> NodeFields:
-    """The fields of ``value`` read as the node-bearing ``layout`` (one of NODE_LAYOUTS).
+    """The fields of ``value`` read as the node-bearing ``layout`` (one of NODE_LAYOUTS);
+    the same as ``uuidkit.fields(value, layout=layout)``.
 
-    The version must match the layout (a v4 is not a v7-node); whether a UUIDv7 or UUIDv8
-    really carries a node cannot be told from its bits, so the caller names the layout.
+    The version must match the layout (a v4 is not a v7-node), and the node must have the
+    multicast bit set, as every claimed node has (a v1 with an IEEE 802 address is not a
+    v1-node). Whether a UUIDv7 or UUIDv8 really carries a node cannot be told from its bits
+    beyond that, so the caller names the layout.
 
-    References: RFC 9562 §5.1, §5.6, §5.7, §5.8, §6.4.
+    References: RFC 9562 §5.1, §5.6, §5.7, §5.8, §6.4, §6.10.
     """
     expected = _LAYOUT_VERSIONS.get(layout) if isinstance(layout, str) else None
     if expected is None:
@@ -253,13 +266,18 @@ def read_node_layout(value: UUID, layout: str) -> NodeFields:
         raise InvalidUUID(
             f"{value}: layout {layout} needs a version {expected} UUID, found version {found}"
         )
-    if expected in (1, 6):
-        record = fields(value)
-        assert isinstance(record, V1Fields | V6Fields)
-        return record
-    high48, mid12, low62 = unpack_frame(value.int)
-    node = low62 & MASK_48
+    number = value.int
+    node = number & MASK_48  # every layout keeps the node in the low 48 bits
+    # RFC 9562 §6.10: a node that is not an IEEE address "MUST set" the multicast bit.
+    if not node & MULTICAST_BIT:
+        raise InvalidUUID(
+            f"{value}: layout {layout} carries a claimed node, whose multicast bit is set; "
+            f"node {node:012x} has it clear (RFC 9562 §6.10)"
+        )
+    if expected == 1 or expected == 6:
+        return cast(V1Fields | V6Fields, fields(value))
+    low62 = number & MASK_62
     if expected == 7:
-        counter = (mid12 << _LOW_COUNTER_BITS) | (low62 >> _NODE_BITS)
-        return V7NodeFields(high48, counter, node)
-    return V8NodeFields(high48, mid12 & MASK_12, low62 >> _NODE_BITS, node)
+        counter = (((number >> 64) & MASK_12) << _LOW_COUNTER_BITS) | (low62 >> _NODE_BITS)
+        return V7NodeFields._make(number >> 80, counter, node)
+    return V8NodeFields._make(number >> 80, (number >> 64) & MASK_12, low62 >> _NODE_BITS, node)

@@ -92,7 +92,7 @@ def test_records_use_the_rfc_names() -> None:
 
 def test_readers_refuse_non_uuids() -> None:
     with pytest.raises(InvalidUUID, match=r"^expected a uuid\.UUID, found str$"):
-        fields("5df41881-3aed-3515-88a7-2f4a814cf09e")  # type: ignore[arg-type]
+        fields("5df41881-3aed-3515-88a7-2f4a814cf09e")  # type: ignore[call-overload]
 
 
 @settings(max_examples=200, deadline=None)

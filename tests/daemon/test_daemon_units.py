@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -286,7 +287,8 @@ def test_reload_changes_limits_and_keeps_what_needs_a_restart(tmp_path: Path) ->
 
 def test_group_commit_and_a_failing_disk(tmp_path: Path) -> None:
     """Changes made while a write runs share the next write; a failed write is counted
-    and its waiters still run (a full disk must not hang the API)."""
+    and its waiters still run, told the error (a full disk must not hang the API, and a
+    change it carried must not be reported durable)."""
     writes: list[dict[str, Any]] = []
     store = StateStore(str(tmp_path / "state"))
     version = {"n": 0}
@@ -304,15 +306,22 @@ def test_group_commit_and_a_failing_disk(tmp_path: Path) -> None:
     async def main() -> None:
         writer = StateWriter(store, lambda: {"claims": [version["n"]]})
         done: list[int] = []
+
+        def recorder(number: int) -> Callable[[OSError | None], None]:
+            return lambda failure: done.append(number if failure is None else -number)
+
         for number in range(1, 6):
             version["n"] = number
-            writer.save(then=lambda number=number: done.append(number))  # type: ignore[misc]
+            writer.save(then=recorder(number))
         await writer.persisted()
         assert done == [1, 2, 3, 4, 5]
         assert 1 <= len(writes) <= 2 and writes[-1]["claims"] == [5]
         fail["on"] = True
-        writer.save(then=lambda: done.append(6))
+        failures: list[OSError | None] = []
+        writer.save(then=failures.append)
         await writer.persisted()
-        assert done[-1] == 6 and writer.errors == 1
+        assert writer.errors == 1
+        assert len(failures) == 1 and isinstance(failures[0], OSError)
+        assert failures[0].errno == 28
 
     asyncio.run(main())

@@ -16,8 +16,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from uuidkit.errors import InvalidField
+from uuidkit.errors import CounterOverflowError, GeneratorError, InvalidField
 from uuidkit.generators import PG18V7Generator, build_v7_pg18, uuid7_pg18
+from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS
 from uuidkit.generators.pg18 import PG18_MINIMAL_STEP_NS, pg18_fields
 
 #: RFC 9562 Appendix A.6: unix_ts_ms 0x017F22E279B0 = 1645557742000 ms.
@@ -135,3 +136,92 @@ def test_forked_child_starts_as_a_new_backend() -> None:
     os.waitpid(pid, 0)
     assert child_ns == A6_NS
     assert generator.next_ns() == A6_NS + 3 * 245
+
+
+# --- the run-ahead bound (max_ahead_ms, the shared policy engine) ---------------------------
+
+
+def test_default_bound_is_the_library_default() -> None:
+    assert PG18V7Generator().max_ahead_ms == DEFAULT_MAX_AHEAD_MS
+    for bad in (-1, 1.5, True, None):
+        with pytest.raises(InvalidField, match="max_ahead_ms"):
+            PG18V7Generator(max_ahead_ms=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("max_ahead_ms", [0, 1, 3])
+def test_a_burst_on_a_frozen_clock_stops_at_the_bound(max_ahead_ms: int) -> None:
+    # Frozen at A6: value k is stamped A6 + 245 k ns, k * 245 ns ahead of the clock. Those
+    # with 245 k <= max_ahead_ms * 10**6 are allowed; the next raises (the ADVANCE policy's
+    # bound), and keeps raising while the clock stays, without moving the state.
+    clock = FrozenClock(A6_NS)
+    generator = PG18V7Generator(clock=clock, random_bytes=bytes, max_ahead_ms=max_ahead_ms)
+    allowed = max_ahead_ms * 1_000_000 // PG18_MINIMAL_STEP_NS + 1
+    stamps = [generator.next_ns() for _ in range(allowed)]
+    assert stamps == [A6_NS + k * PG18_MINIMAL_STEP_NS for k in range(allowed)]
+    for _ in range(2):
+        with pytest.raises(CounterOverflowError, match="run-ahead bound"):
+            generator.next_ns()
+    # The clock moves past the last stamp: PostgreSQL's rule resumes, strictly increasing
+    # (with a bound of 0 no value may be ahead of the clock, not even by one step).
+    clock.now = stamps[-1] + 1_000
+    assert generator.next_ns() == stamps[-1] + 1_000
+    if max_ahead_ms:
+        assert generator.next_ns() == stamps[-1] + 1_000 + PG18_MINIMAL_STEP_NS
+    else:
+        with pytest.raises(CounterOverflowError):
+            generator.next_ns()
+
+
+def test_a_slow_clock_is_bounded_by_its_current_reading() -> None:
+    # The clock advances 100 ns per call while values advance 245 ns: the run-ahead grows by
+    # 145 ns per value and reaches 1 ms after about 6,900 values, not before.
+    clock = FrozenClock(A6_NS)
+    generator = PG18V7Generator(clock=clock, random_bytes=bytes, max_ahead_ms=1)
+    made = 0
+    with pytest.raises(CounterOverflowError):
+        while made < 20_000:
+            generator.next_ns()
+            clock.now += 100
+            made += 1
+    # Value k (k >= 1) is stamped A6 + 245 k while the clock reads A6 + 100 k: allowed
+    # while 145 k <= 10**6.
+    assert made == 1_000_000 // 145 + 1
+
+
+def test_a_clock_set_back_within_the_bound_keeps_increasing() -> None:
+    clock = FrozenClock(A6_NS + 5_000_000)
+    generator = PG18V7Generator(clock=clock, random_bytes=bytes, max_ahead_ms=10)
+    first = generator()
+    clock.now = A6_NS  # 5 ms back: within 10 ms, PostgreSQL's rule continues
+    second = generator()
+    assert second > first and generator.next_ns() == A6_NS + 5_000_000 + 2 * 245
+
+
+def test_a_clock_set_back_beyond_the_bound_restarts_at_the_clock() -> None:
+    # KEEP's documented behaviour: beyond max_ahead_ms the generator restarts at the clock,
+    # as a new backend would, instead of stamping values an hour ahead until it catches up.
+    hour_ns = 3_600 * 10**9
+    clock = FrozenClock(A6_NS + hour_ns)
+    generator = PG18V7Generator(clock=clock, random_bytes=bytes)
+    generator.next_ns()
+    clock.now = A6_NS
+    assert generator.next_ns() == A6_NS
+    assert generator.next_ns() == A6_NS + PG18_MINIMAL_STEP_NS
+
+
+def test_a_timestamp_past_48_bits_is_refused() -> None:
+    last_ms = (1 << 48) - 1
+    generator = PG18V7Generator(clock=lambda: last_ms * 1_000_000 + 999_900, random_bytes=bytes)
+    generator()
+    with pytest.raises(GeneratorError, match="does not fit"):
+        generator()  # + 245 ns carries into a 49th bit of unix_ts_ms
+
+
+class FrozenClock:
+    """A clock that reads ``now`` until a test moves it."""
+
+    def __init__(self, now: int) -> None:
+        self.now = now
+
+    def __call__(self) -> int:
+        return self.now

@@ -48,7 +48,7 @@ from uuidkit.namebased import (
     NAMESPACE_X500,
     build_v8_name,
 )
-from uuidkit.nodelayouts import NODE_LAYOUTS, V8NodeFields, read_node_layout
+from uuidkit.nodelayouts import NODE_LAYOUTS, V8NodeFields
 from uuidkit.parse import from_bytes_le, from_int, parse
 from uuidkit.timestamps import unix_ns_to_datetime
 
@@ -331,7 +331,7 @@ def describe(value: UUID, layout: str | None = None) -> dict[str, Any]:
     References: RFC 9562 §4.1, §4.2, §5.1-§5.10, §6.4.
     """
     number_version = version(value)
-    record = fields(value) if layout is None else read_node_layout(value, layout)
+    record = fields(value, layout=layout)
     description: dict[str, Any] = {
         "uuid": str(value),
         "variant": VARIANT_LABELS[variant(value)],

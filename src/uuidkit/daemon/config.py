@@ -30,6 +30,12 @@ __all__ = ["ConfigError", "DaemonConfig", "load_config"]
 
 DEFAULT_SOCKET: Final = "/run/uuidkit/uiapd.sock"
 DEFAULT_STATE_DIR: Final = "/var/lib/uuidkit-uiapd"
+#: The most ``max_claims`` may allow, derived from the client's reply limit: the longest
+#: claim in a ``list`` reply (a range of two 255-octet UIDs, UIAP §3.2.3) is about 1,350
+#: octets, so 10,000 of them (13.5 MB) are one reply line a client accepts
+#: (``uuidkit.uiap.client.MAX_REPLY_OCTETS``, 16 MiB) and their state file one the daemon
+#: reads back (``uuidkit.daemon.state.MAX_STATE_OCTETS``).
+MAX_CLAIMS_CEILING: Final = 10_000
 
 
 class ConfigError(UUIDKitError):
@@ -79,6 +85,14 @@ class DaemonConfig:
     request_timeout: float = 10.0
     #: Octets of events that may wait for a watcher before it is disconnected.
     max_client_backlog: int = 1 << 20
+    #: Most claims the daemon holds or makes at once, in claims (at most 10,000); more
+    #: get ``too-many-claims``.
+    max_claims: int = 4096
+    #: Most claims one user (other than root) holds or makes at once, in claims.
+    max_claims_per_uid: int = 1024
+    #: Seconds a connection may stay silent between requests before it is closed; a
+    #: connection that watches, or holds ``release_on_disconnect`` claims, never is.
+    idle_timeout: float = 60.0
     #: Log level name (debug, info, warning, error).
     log_level: str = "info"
 
@@ -110,6 +124,18 @@ class DaemonConfig:
                 f"expected at least 1 connection, got {self.max_clients_per_uid}",
                 "max_clients_per_uid",
             )
+        if not 1 <= self.max_claims <= MAX_CLAIMS_CEILING:
+            raise ConfigError(
+                f"expected 1 .. {MAX_CLAIMS_CEILING} claims (a longer list would not fit in "
+                f"a client's reply), got {self.max_claims}",
+                "max_claims",
+            )
+        if self.max_claims_per_uid < 1:
+            raise ConfigError(
+                f"expected at least 1 claim, got {self.max_claims_per_uid}", "max_claims_per_uid"
+            )
+        if not math.isfinite(self.idle_timeout) or self.idle_timeout <= 0:
+            raise ConfigError(f"expected seconds > 0, got {self.idle_timeout!r}", "idle_timeout")
         if self.max_client_backlog < 4096:
             raise ConfigError("expected at least 4096 octets", "max_client_backlog")
         if self.log_level not in ("debug", "info", "warning", "error"):

@@ -22,6 +22,7 @@ import secrets
 import signal
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -30,7 +31,7 @@ from uuidkit.daemon.keys import read_key_file
 from uuidkit.daemon.notify import notify
 from uuidkit.daemon.server import APIServer
 from uuidkit.daemon.service import ClaimService, Node
-from uuidkit.daemon.state import StateError, StateStore
+from uuidkit.daemon.state import StateError, StateStore, device_id_of
 from uuidkit.uiap.auth import Authenticator, AuthError
 from uuidkit.uiap.engine_types import EngineConfig
 from uuidkit.uiap.events import Event
@@ -140,7 +141,10 @@ class Daemon:
             saved = store.load()
         except StateError as error:
             raise ConfigError(str(error), "state_dir") from None
-        device_id = int(saved.get("device_id", "0"), 16) or _random_device_id()
+        _check_saved_claims(store.path, saved, config)
+        # A state without a device ID is a first start: a new one (StateStore.load has
+        # refused a device ID that is present but unusable).
+        device_id = device_id_of(saved.get("device_id")) or _random_device_id()
         if config.key_file:
             try:
                 keys = read_key_file(config.key_file)
@@ -152,7 +156,14 @@ class Daemon:
         def make(on_event: Callable[[Event], None]) -> Node:
             return self.node_factory(config, engine_config, device_id, self.authenticator, on_event)
 
-        service = self.service = ClaimService(make, store, engine_config, proxy=config.proxy)
+        service = self.service = ClaimService(
+            make,
+            store,
+            engine_config,
+            proxy=config.proxy,
+            max_claims=config.max_claims,
+            max_claims_per_uid=config.max_claims_per_uid,
+        )
         service.authenticator = self.authenticator
         try:
             await service.start(saved)
@@ -223,8 +234,31 @@ class Daemon:
         self.config = dataclasses.replace(new, **kept)
         if self.server is not None:
             self.server.config = self.config
+        if self.service is not None:
+            self.service.max_claims = self.config.max_claims
+            self.service.max_claims_per_uid = self.config.max_claims_per_uid
         _log.info("configuration reloaded")
         self._notify("READY=1")
+
+
+def _check_saved_claims(path: str, saved: Mapping[str, Any], config: DaemonConfig) -> None:
+    """Refuse to start with more saved claims than the caps allow (a lowered cap, or a
+    planted file), naming the file and the cap: dropping some would lose them silently."""
+    claims = saved.get("claims", [])
+    if len(claims) > config.max_claims:
+        raise ConfigError(
+            f"{path} holds {len(claims)} claims, more than {config.max_claims}; raise the cap "
+            "or remove claims from the file",
+            "max_claims",
+        )
+    owners = Counter(entry.get("owner_uid") for entry in claims if isinstance(entry, dict))
+    for owner, count in owners.items():
+        if owner != 0 and count > config.max_claims_per_uid:
+            raise ConfigError(
+                f"{path} holds {count} claims of uid {owner!r}, more than "
+                f"{config.max_claims_per_uid}; raise the cap or remove claims from the file",
+                "max_claims_per_uid",
+            )
 
 
 def _random_device_id() -> int:

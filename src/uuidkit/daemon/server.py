@@ -8,7 +8,9 @@ stop the socket file is removed only if it is still the one this process created
 device and inode).
 
 Every client is isolated: a line longer than :data:`~uuidkit.uiap.api.MAX_LINE_OCTETS`,
-half a line followed by silence for ``request_timeout`` seconds, more than ``max_clients``
+half a line followed by silence for ``request_timeout`` seconds, no request at all for
+``idle_timeout`` seconds (except on a connection that watches or holds
+``release_on_disconnect`` claims), more than ``max_clients``
 connections, or a watcher that does not read its events, each get a clear error and lose
 their own connection only. The peer's uid comes from ``SO_PEERCRED``.
 
@@ -219,15 +221,11 @@ class APIServer:
                     )
                     await self._fail(client.writer, None, error)
                     return
-                timeout = self.config.request_timeout if buffer else None
+                timeout = self._read_timeout(client, buffer)
                 try:
                     chunk = await asyncio.wait_for(reader.read(65536), timeout)
                 except TimeoutError:
-                    error = APIError(
-                        ErrorCode.TIMEOUT,
-                        f"half a request and no newline for {self.config.request_timeout} s",
-                    )
-                    await self._fail(client.writer, None, error)
+                    await self._fail(client.writer, None, self._timeout_error(buffer))
                     return
                 if not chunk:
                     return
@@ -243,6 +241,28 @@ class APIServer:
                 return
             if line.strip() and not await self._answer(client, line):
                 return
+
+    def _read_timeout(self, client: _Client, buffer: bytearray) -> float | None:
+        """How long the next read may wait: ``request_timeout`` inside a line, else
+        ``idle_timeout``, so a client that connects and says nothing cannot keep its slot
+        for ever. None (no limit) for a watcher, whose connection exists to wait, and for
+        a connection holding ``release_on_disconnect`` claims, whose life holds them."""
+        if buffer:
+            return self.config.request_timeout
+        if client.watching or self.service.holds_session_claims(client):
+            return None
+        return self.config.idle_timeout
+
+    def _timeout_error(self, buffer: bytearray) -> APIError:
+        if buffer:
+            return APIError(
+                ErrorCode.TIMEOUT,
+                f"half a request and no newline for {self.config.request_timeout} s",
+            )
+        return APIError(
+            ErrorCode.IDLE_TIMEOUT,
+            f"no request for {self.config.idle_timeout} s (idle_timeout); connection closed",
+        )
 
     async def _answer(self, client: _Client, line: bytes) -> bool:
         """Handle one request line; false when the connection must close."""

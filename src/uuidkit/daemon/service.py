@@ -22,10 +22,11 @@ import secrets
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from uuidkit.daemon.state import StateStore, StateWriter
+from uuidkit.daemon.config import MAX_CLAIMS_CEILING
+from uuidkit.daemon.record import ClaimRecord
+from uuidkit.daemon.state import AfterWrite, StateStore, StateWriter
 from uuidkit.uiap.api import (
     APIError,
     ClaimParams,
@@ -73,74 +74,6 @@ class Node(Protocol):
     def interfaces(self) -> tuple[str, ...]: ...
 
 
-@dataclass(eq=False)
-class ClaimRecord:
-    """One claim the daemon makes or holds for an application."""
-
-    id: str
-    params: ClaimParams
-    owner_uid: int
-    created: float
-    #: claiming, held, renewing (a renewal or an application's reclaim of a held claim),
-    #: reclaiming (after a restart).
-    state: str = "claiming"
-    handle: int | None = None
-    expires: float | None = None
-    outcome: str | None = None
-    session: object | None = None
-    started: float = 0.0
-    waiters: list[asyncio.Future[dict[str, Any]]] = field(default_factory=list)
-    renewal: asyncio.TimerHandle | None = None
-
-    @property
-    def persistent(self) -> bool:
-        return not self.params.release_on_disconnect and self.state != "claiming"
-
-    #: The parts that never change, as JSON (computed once: ``list`` and every state
-    #: write would otherwise rebuild them for every claim).
-    _static: dict[str, Any] | None = None
-    _params_json: dict[str, Any] | None = None
-
-    def params_json(self) -> dict[str, Any]:
-        if self._params_json is None:
-            self._params_json = self.params.to_json()
-        return self._params_json
-
-    def describe(self) -> dict[str, Any]:
-        if self._static is None:
-            self._static = {
-                "claim": self.id,
-                "domain": str(self.params.domain),
-                **space_to_json(self.params.space),
-                "lifetime": self.params.lifetime,
-                "renew": self.params.renew,
-                "release_on_disconnect": self.params.release_on_disconnect,
-                "owner_uid": self.owner_uid,
-                "created": round(self.created, 6),
-            }
-        return self._static | {
-            "state": self.public_state,
-            "renewing": self.state == "renewing",
-            "expires": finite_or_none(self.expires),
-            "outcome": self.outcome,
-        }
-
-    @property
-    def public_state(self) -> str:
-        """The state applications see: a claim being renewed or re-verified is still held
-        and defended (UIAP §4.4), so it reads ``held`` (with ``renewing`` true)."""
-        return "held" if self.state == "renewing" else self.state
-
-    def saved_form(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "params": self.params_json(),
-            "owner_uid": self.owner_uid,
-            "created": self.created,
-            "expires": self.expires,
-        }
-
-
 class ClaimService:
     """Claims by ID over one node; see the module docstring.
 
@@ -156,12 +89,18 @@ class ClaimService:
         *,
         proxy: bool = False,
         wall_clock: Callable[[], float] = time.time,
+        max_claims: int = MAX_CLAIMS_CEILING,
+        max_claims_per_uid: int = MAX_CLAIMS_CEILING,
     ) -> None:
         self.node = node_factory(self._on_event)
         self.store = store
         self.engine_config = engine_config
         self.proxy = proxy
         self.wall_clock = wall_clock
+        #: The caps on claims (DaemonConfig.max_claims, .max_claims_per_uid); a reload
+        #: changes them, claims already held above a lowered cap are kept.
+        self.max_claims = max_claims
+        self.max_claims_per_uid = max_claims_per_uid
         self.claims: dict[str, ClaimRecord] = {}
         self._by_handle: dict[int, ClaimRecord] = {}
         #: Events the node delivered for a handle not yet known (inside ``node.claim``).
@@ -235,6 +174,7 @@ class ClaimService:
             raise APIError(ErrorCode.STOPPING, "the daemon is stopping")
         self._check_renewable(params)
         self._refuse_joining_another_users_claim(params, owner_uid)
+        self._check_caps(params, owner_uid)
         loop = asyncio.get_running_loop()
         record = ClaimRecord(secrets.token_hex(8), params, owner_uid, self.wall_clock())
         record.session = session if params.release_on_disconnect else None
@@ -262,6 +202,30 @@ class ClaimService:
                 raise APIError(
                     ErrorCode.PERMISSION_DENIED,
                     "another user holds a claim on this space on this host",
+                )
+
+    def _check_caps(self, params: ClaimParams, owner_uid: int) -> None:
+        """At most ``max_claims`` claims, and ``max_claims_per_uid`` of one user other than
+        root: each is a table entry, a line of ``list`` and of every state write. A reclaim
+        of a space held here continues that claim and adds nothing."""
+        if params.reclaim and any(
+            r.params.domain == params.domain and r.params.space == params.space
+            for r in self.claims.values()
+        ):
+            return
+        if len(self.claims) >= self.max_claims:
+            raise APIError(
+                ErrorCode.TOO_MANY_CLAIMS,
+                f"the daemon holds {len(self.claims)} claims, its most (max_claims); "
+                "release some first",
+            )
+        if owner_uid != 0:
+            mine = sum(1 for record in self.claims.values() if record.owner_uid == owner_uid)
+            if mine >= self.max_claims_per_uid:
+                raise APIError(
+                    ErrorCode.TOO_MANY_CLAIMS,
+                    f"uid {owner_uid} holds {mine} claims, the most per user "
+                    "(max_claims_per_uid); release some first",
                 )
 
     def _check_renewable(self, params: ClaimParams) -> None:
@@ -338,6 +302,10 @@ class ClaimService:
         for record in [r for r in self.claims.values() if r.session is session]:
             self.release(record.id, 0, by="disconnect")
 
+    def holds_session_claims(self, session: object) -> bool:
+        """Whether ``session`` (a client connection) holds claims that end with it."""
+        return any(record.session is session for record in self.claims.values())
+
     def list_claims(self) -> list[dict[str, Any]]:
         return [record.describe() for record in self.claims.values()]
 
@@ -383,13 +351,45 @@ class ClaimService:
             None if event.expires is None else self.wall_clock() + (event.expires - loop.time())
         )
         fields = self._fields(record) | {"expires": finite_or_none(record.expires), "how": how}
-        if how == "restart":
-            self.restored[record.id] = {"claim": record.id, "result": "granted"}
-        # A grant is answered once it is on disk: a crash after the reply still reclaims it.
         result = {"result": "granted", **fields, "reason": None}
-        self._save(then=lambda: self._resolve(record, result))
-        self._broadcast("granted", fields)
+
+        def durable(failure: OSError | None) -> None:
+            # A grant is answered once it is on disk: a crash after the reply still
+            # reclaims it. One that cannot be written is no grant (see _withdraw).
+            if failure is not None:
+                self._withdraw(record, failure, how)
+                return
+            if how == "restart":
+                self.restored[record.id] = {"claim": record.id, "result": "granted"}
+            self._resolve(record, result)
+            self._broadcast("granted", fields)
+
+        self._save(then=durable)
         self._plan_renewal(record, event.expires)
+
+    def _withdraw(self, record: ClaimRecord, failure: OSError, how: str) -> None:
+        """The state write carrying a grant failed: the claim is released, whatever made the
+        grant (a claim, a reclaim, a renewal, a reclaim after a restart). Kept, it would be
+        defended now but forgotten by a restart, while its application believes it held;
+        released, everyone is told: the request gets ``state-write-failed``, watchers a
+        ``released`` event, and the next state write no longer holds it."""
+        reason = failure.strerror or str(failure)
+        self._resolve_error(
+            record,
+            f"the state write failed ({reason}); the claim was released: claim again once "
+            "the state directory can be written",
+            ErrorCode.STATE_WRITE_FAILED,
+        )
+        if how == "restart":
+            self.restored[record.id] = {"claim": record.id, "result": "state-write-failed"}
+        if self.claims.get(record.id) is not record:
+            return  # released meanwhile
+        if record.handle is not None:
+            self.node.release(record.handle)
+        self._forget(record)
+        _log.error("claim %s released: its state write failed: %s", record.id, reason)
+        self._broadcast("released", {"claim": record.id, "by": "state-write-failed"})
+        self._save()
 
     def _failed(self, record: ClaimRecord, event: ClaimFailed) -> None:
         was = record.state
@@ -451,10 +451,12 @@ class ClaimService:
                 waiter.set_result(result | {"latency": round(loop.time() - record.started, 6)})
         record.waiters.clear()
 
-    def _resolve_error(self, record: ClaimRecord, message: str) -> None:
+    def _resolve_error(
+        self, record: ClaimRecord, message: str, code: ErrorCode = ErrorCode.STOPPING
+    ) -> None:
         for waiter in record.waiters:
             if not waiter.done():
-                waiter.set_exception(APIError(ErrorCode.STOPPING, message))
+                waiter.set_exception(APIError(code, message))
         record.waiters.clear()
 
     def _forget(self, record: ClaimRecord) -> None:
@@ -470,7 +472,7 @@ class ClaimService:
         for callback in list(self._subscribers):
             callback(name, fields)
 
-    def _save(self, then: Callable[[], None] | None = None) -> None:
+    def _save(self, then: AfterWrite | None = None) -> None:
         self.writer.save(then)
 
     async def persisted(self) -> None:

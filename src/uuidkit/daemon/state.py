@@ -25,7 +25,7 @@ from typing import Any, Final
 
 from uuidkit.errors import UUIDKitError
 
-__all__ = ["FileOps", "StateError", "StateStore", "StateWriter"]
+__all__ = ["AfterWrite", "FileOps", "StateError", "StateStore", "StateWriter", "device_id_of"]
 
 _log = logging.getLogger("uuidkit.daemon")
 
@@ -33,12 +33,29 @@ STATE_FILE: Final = "state.json"
 STATE_VERSION: Final = 1
 _TEMP_PREFIX: Final = ".state.json."
 _TEMP_SUFFIX: Final = ".tmp"
-#: Largest state file read, in octets (a corrupt or planted huge file is refused).
-MAX_STATE_OCTETS: Final = 64 * 1024 * 1024
+#: Largest state file read, in octets (a corrupt or planted huge file is refused); room for
+#: ``max_claims`` at its ceiling of the longest claims (uuidkit.daemon.config).
+MAX_STATE_OCTETS: Final = 16 * 1024 * 1024
+_HEX_DIGITS: Final = frozenset("0123456789abcdefABCDEF")
+
+
+#: Called once the write that includes a change has ended: with ``None`` when the change is
+#: on disk, with the ``OSError`` when that write failed (the change is not durable).
+AfterWrite = Callable[[OSError | None], None]
 
 
 class StateError(UUIDKitError):
     """The state directory or file cannot be used (the message says why)."""
+
+
+def device_id_of(text: object) -> int | None:
+    """The device ID a state file keeps (16 hex digits), or None if ``text`` is not one.
+
+    UIAP §4.1: "ID 0 ... MUST NOT appear", so all zeros is not one either.
+    """
+    if not isinstance(text, str) or len(text) != 16 or not set(text) <= _HEX_DIGITS:
+        return None
+    return int(text, 16) or None
 
 
 @dataclass(slots=True)
@@ -109,7 +126,20 @@ class StateStore:
             raise StateError(f"{self.path} is not JSON: {error}") from None
         if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
             raise StateError(f"{self.path} is not a version {STATE_VERSION} state file")
+        self._check_keys(state)
         return state
+
+    def _check_keys(self, state: dict[str, Any]) -> None:
+        """Refuse a state whose keys the daemon cannot use, naming the file and the key
+        (the daemon would otherwise stop with a traceback, or invent a new identity)."""
+        device_id = state.get("device_id")
+        if device_id is not None and device_id_of(device_id) is None:
+            raise StateError(
+                f"{self.path}: key 'device_id': expected 16 hex digits, not all 0 "
+                f"(UIAP §4.1), found {str(device_id)[:40]!r}"
+            )
+        if not isinstance(state.get("claims", []), list):
+            raise StateError(f"{self.path}: key 'claims': expected a list of claims")
 
     @property
     def path(self) -> str:
@@ -155,10 +185,10 @@ class StateStore:
 class StateWriter:
     """Writes a :class:`StateStore` from an asyncio loop without blocking it.
 
-    ``save(then)`` asks for a write of ``snapshot()``; ``then`` runs once a write that
-    includes the change is on disk. Changes made while a write runs share the next one
-    (group commit), and writes run in a thread, one at a time. A failed write is logged
-    and counted in ``errors``; the next change tries again.
+    ``save(then)`` asks for a write of ``snapshot()``; ``then(None)`` runs once a write that
+    includes the change is on disk, ``then(error)`` if that write failed. Changes made while
+    a write runs share the next one (group commit), and writes run in a thread, one at a
+    time. A failed write is logged and counted in ``errors``; the next change tries again.
     """
 
     def __init__(self, store: StateStore, snapshot: Callable[[], Mapping[str, Any]]) -> None:
@@ -166,10 +196,10 @@ class StateWriter:
         self.snapshot = snapshot
         self.errors = 0
         self._dirty = False
-        self._after_write: list[Callable[[], None]] = []
+        self._after_write: list[AfterWrite] = []
         self._task: asyncio.Task[None] | None = None
 
-    def save(self, then: Callable[[], None] | None = None) -> None:
+    def save(self, then: AfterWrite | None = None) -> None:
         self._dirty = True
         if then is not None:
             self._after_write.append(then)
@@ -182,7 +212,7 @@ class StateWriter:
             return
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
-        def finished() -> None:
+        def finished(_failure: OSError | None) -> None:
             if not done.done():
                 done.set_result(None)
 
@@ -199,13 +229,15 @@ class StateWriter:
             self._dirty = False
             callbacks, self._after_write = self._after_write, []
             snapshot = self.snapshot()
+            failure: OSError | None = None
             try:
                 await asyncio.to_thread(self.store.save, snapshot)
             except OSError as error:
+                failure = error
                 self.errors += 1
                 _log.error("cannot write the state directory: %s", error)
             for callback in callbacks:
-                callback()
+                callback(failure)
 
     def save_now(self) -> None:
         """Write at once, blocking (at start and at stop)."""

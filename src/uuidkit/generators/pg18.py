@@ -21,6 +21,22 @@ to move forward by at least ``SUBMS_MINIMAL_STEP_NS`` per call in each backend::
 backend (here: one generator) is strictly increasing whatever the random bits are. Under a
 burst the timestamp runs ahead of the clock by 245 ns per UUID, as PostgreSQL's does.
 
+PostgreSQL lets that run-ahead grow without limit (a stalled clock, or one stepped back by an
+hour, makes every later value of the backend carry a time the clock has not reached). This
+generator bounds it as every other time-based generator of uuidkit does, through the same
+policy engine, with ``max_ahead_ms`` (default ``DEFAULT_MAX_AHEAD_MS``, 10 s) and
+PostgreSQL's own choices as the policies:
+
+- the 245 ns step is CounterOverflow.ADVANCE: a value that would be stamped more than
+  ``max_ahead_ms`` ahead of the clock raises :class:`~uuidkit.CounterOverflowError` instead,
+  with the state unchanged, so values resume as soon as the clock has moved on;
+- a clock that goes back is ClockRegression.KEEP: values keep increasing from the last one
+  while that is at most ``max_ahead_ms`` ahead of the clock; a clock stepped back further
+  restarts at the clock, as a new backend would (those values sort below the earlier ones).
+
+Within the bound every value is the one PostgreSQL 18 makes; 10 s is about 40 million values
+of run-ahead, far beyond any burst a working clock allows.
+
 PostgreSQL builds for macOS and Windows use 10-bit steps (977 ns) and mix two random bits into
 the fraction because their clocks have microsecond resolution; this module reproduces the
 nanosecond-clock platforms (Linux, the BSDs), which is what a Linux server produces.
@@ -38,8 +54,17 @@ from uuid import UUID
 from uuidkit import _system
 from uuidkit._bits import MASK_62, pack_frame
 from uuidkit._construct import from_int_unchecked
-from uuidkit.errors import GeneratorError, InvalidField
-from uuidkit.generators._policy import Clock, RandomBytes, register_for_fork
+from uuidkit.errors import InvalidField
+from uuidkit.generators._policy import (
+    Clock,
+    ClockRegression,
+    CounterOverflow,
+    RandomBytes,
+    check_callable,
+    check_int,
+    register_for_fork,
+)
+from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS, RESTART, Timeline
 
 __all__ = [
     "PG18_MINIMAL_STEP_NS",
@@ -86,41 +111,72 @@ class PG18V7Generator:
     """Thread-safe, fork-safe UUIDv7 generator with PostgreSQL 18's layout and step.
 
     One generator is one PostgreSQL backend: its ``previous_ns`` makes every value strictly
-    greater than the one before (see the module docstring). In a forked child the state is
-    forgotten and the lock replaced, as a new backend starts with ``previous_ns = 0``; the
-    random bits come from the CSPRNG for every value (RFC 9562 §6.9).
+    greater than the one before (see the module docstring), while it stays within
+    ``max_ahead_ms`` of the clock: a burst beyond that raises
+    :class:`~uuidkit.CounterOverflowError` (ADVANCE's bound), a clock set back further
+    restarts at the clock (KEEP's). In a forked child the state is forgotten and the lock
+    replaced, as a new backend starts with ``previous_ns = 0``; the random bits come from
+    the CSPRNG for every value (RFC 9562 §6.9).
 
-    References: RFC 9562 §6.2 Method 3, §6.9; PostgreSQL 18 ``get_real_time_ns_ascending``.
+    References: RFC 9562 §6.1, §6.2 Method 3, §6.9; PostgreSQL 18
+    ``get_real_time_ns_ascending``.
     """
 
-    __slots__ = ("__weakref__", "_clock", "_lock", "_previous_ns", "_random_bytes")
+    __slots__ = ("__weakref__", "_clock", "_lock", "_random_bytes", "_timeline", "max_ahead_ms")
 
     def __init__(
         self,
         *,
         clock: Clock = _system.system_clock_ns,
         random_bytes: RandomBytes = _system.random_bytes,
+        max_ahead_ms: int = DEFAULT_MAX_AHEAD_MS,
     ) -> None:
+        check_callable("clock", clock)
+        check_callable("random_bytes", random_bytes)
+        #: How far ahead of the clock a value may be stamped, in milliseconds.
+        self.max_ahead_ms = check_int("max_ahead_ms", max_ahead_ms, 0, 1 << 40)
         self._clock = clock
         self._random_bytes = random_bytes
         self._lock = threading.Lock()
-        self._previous_ns = 0
+        # Ticks are nanoseconds; PostgreSQL's two rules are the policies KEEP and ADVANCE
+        # (WAIT never runs: its sleep and deadline are the system's, unused).
+        self._timeline = Timeline(
+            overflow=CounterOverflow.ADVANCE,
+            regression=ClockRegression.KEEP,
+            window_ticks=0,
+            ahead_ticks=max_ahead_ms * _NS_PER_MS,
+            max_tick=_MAX_NS,
+            tick_ns=1,
+            ticks_of=int,
+            clock=clock,
+            sleep_ns=_system.sleep_ns,
+            monotonic_ns=_system.monotonic_ns,
+            max_wait_ns=0,
+            unit="ns",
+            exhausted=f"ns: the {PG18_MINIMAL_STEP_NS} ns step after the previous value",
+            step=PG18_MINIMAL_STEP_NS,
+        )
         register_for_fork(self)
 
     def next_ns(self) -> int:
-        """The nanosecond time of the next value (PostgreSQL's ``get_real_time_ns_ascending``).
+        """The nanosecond time of the next value (PostgreSQL's ``get_real_time_ns_ascending``,
+        bounded by ``max_ahead_ms``).
 
-        References: PostgreSQL 18 ``get_real_time_ns_ascending``.
+        References: RFC 9562 §6.1, §6.2; PostgreSQL 18 ``get_real_time_ns_ascending``.
         """
         with self._lock:
+            timeline = self._timeline
             ns = self._clock()
-            # PostgreSQL 18: "Guarantee the minimal step advancement of the timestamp".
-            if self._previous_ns + PG18_MINIMAL_STEP_NS >= ns:
-                ns = self._previous_ns + PG18_MINIMAL_STEP_NS
-            self._previous_ns = ns
-        if ns > _MAX_NS:
-            raise GeneratorError(f"unix_ts_ms: {ns // _NS_PER_MS} does not fit 48 bits")
-        return ns
+            previous_ns = timeline.tick
+            if previous_ns < 0:  # a new backend, whose previous_ns is 0 in PostgreSQL
+                timeline.reading(max(ns, PG18_MINIMAL_STEP_NS))
+            elif ns > previous_ns + PG18_MINIMAL_STEP_NS:
+                timeline.reading(ns)  # the clock is followed
+            elif ns >= previous_ns or timeline.reading(ns) != RESTART:
+                # PostgreSQL 18: "Guarantee the minimal step advancement of the timestamp"
+                # (previous_ns + 245), or CounterOverflowError beyond max_ahead_ms.
+                timeline.overflow(ns)
+            return timeline.tick
 
     def __call__(self) -> UUID:
         """A new UUIDv7, strictly greater than the previous one from this generator.
@@ -137,7 +193,7 @@ class PG18V7Generator:
         References: RFC 9562 §6.9.
         """
         self._lock = threading.Lock()
-        self._previous_ns = 0
+        self._timeline.reset()
 
 
 #: The generator behind :func:`uuid7_pg18`.

@@ -79,16 +79,23 @@ class ErrorCode(enum.Enum):
     LINE_TOO_LONG = "line-too-long"
     #: Half a line and then silence for longer than the daemon waits; connection closed.
     TIMEOUT = "timeout"
+    #: No request for longer than the daemon's idle timeout; connection closed before
+    #: anything more was read (a client may send its next request on a new connection).
+    IDLE_TIMEOUT = "idle-timeout"
     #: The daemon serves as many clients as it allows; connection closed.
     TOO_MANY_CLIENTS = "too-many-clients"
     #: The client has as many requests in progress as it may; retry after a reply.
     BUSY = "busy"
+    #: The daemon holds as many claims as it allows, in total or for this user.
+    TOO_MANY_CLAIMS = "too-many-claims"
     #: No claim with that ID.
     NOT_FOUND = "not-found"
     #: The claim belongs to another user (only its owner or root may release it).
     PERMISSION_DENIED = "permission-denied"
     #: The daemon is stopping; the request was not (or not completely) carried out.
     STOPPING = "stopping"
+    #: The state write that would make a grant durable failed; the claim was released.
+    STATE_WRITE_FAILED = "state-write-failed"
     #: A bug in the daemon; the message says what. Other clients are not affected.
     INTERNAL = "internal"
     #: Client side only: the daemon's socket cannot be reached or closed the connection.

@@ -128,6 +128,18 @@ def _result(body: Mapping[str, Any], request_id: int) -> Any:
     raise APIError(ErrorCode.BAD_REPLY, f"unexpected reply: {body!r:.200}")
 
 
+def _closed_idle(body: Mapping[str, Any]) -> bool:
+    """The daemon's notice that it closed this connection for being idle (not an answer:
+    it carries no request ``id``, and nothing sent after it was read)."""
+    error = body.get("error")
+    return (
+        body.get("ok") is False
+        and body.get("id") is None
+        and isinstance(error, dict)
+        and error.get("code") == ErrorCode.IDLE_TIMEOUT.value
+    )
+
+
 def _unreachable(path: str, error: OSError) -> APIError:
     reason = error.strerror or str(error)
     return APIError(ErrorCode.UNREACHABLE, f"cannot reach the UIAP daemon at {path}: {reason}")
@@ -199,18 +211,30 @@ class Client:
             raise APIError(ErrorCode.BAD_REPLY, f"reply: {error}") from None
 
     def call(self, method: str, params: Mapping[str, Any] | None = None) -> Any:
-        """Send one request and return its ``result`` (events read meanwhile are skipped)."""
+        """Send one request and return its ``result`` (events read meanwhile are skipped).
+
+        A connection the daemon closed for being idle is replaced once, and the request sent
+        again: the daemon closes without reading anything more, so it never saw the request.
+        """
         request_id = next(self._ids)
-        sock = self._connect()
-        try:
-            sock.sendall(_request_line(request_id, method, params or {}))
-        except OSError as error:
-            self.close()
-            raise APIError(ErrorCode.UNREACHABLE, f"UIAP daemon: {error}") from None
-        while True:
+        line = _request_line(request_id, method, params or {})
+        for retry in (True, False):
+            reused = self._sock is not None
+            sock = self._connect()
+            try:
+                sock.sendall(line)
+            except OSError as error:
+                self.close()
+                if reused and retry:
+                    continue
+                raise APIError(ErrorCode.UNREACHABLE, f"UIAP daemon: {error}") from None
             body = self._read_line()
-            if "event" not in body:
-                return _result(body, request_id)
+            while "event" in body:
+                body = self._read_line()
+            if not (reused and retry and _closed_idle(body)):
+                break
+            self.close()
+        return _result(body, request_id)
 
     def claim(
         self,
@@ -312,17 +336,25 @@ class AsyncClient:
 
     async def _call(self, method: str, params: Mapping[str, Any]) -> Any:
         request_id = next(self._ids)
-        _, writer = await self._connect()
-        try:
-            writer.write(_request_line(request_id, method, params))
-            await writer.drain()
-        except ConnectionError as error:
-            await self.close()
-            raise APIError(ErrorCode.UNREACHABLE, f"UIAP daemon: {error}") from None
-        while True:
+        line = _request_line(request_id, method, params)
+        for retry in (True, False):  # an idle-closed connection is replaced once
+            reused = self._streams is not None
+            _, writer = await self._connect()
+            try:
+                writer.write(line)
+                await writer.drain()
+            except ConnectionError as error:
+                await self.close()
+                if reused and retry:
+                    continue
+                raise APIError(ErrorCode.UNREACHABLE, f"UIAP daemon: {error}") from None
             body = await self._read_line()
-            if "event" not in body:
-                return _result(body, request_id)
+            while "event" in body:
+                body = await self._read_line()
+            if not (reused and retry and _closed_idle(body)):
+                break
+            await self.close()
+        return _result(body, request_id)
 
     async def claim(
         self,

@@ -1,0 +1,85 @@
+"""One claim the daemon makes or holds for an application, and its JSON forms.
+
+``describe()`` is what ``list`` shows (docs/uiap-api.md); ``saved_form()`` is what the state
+directory keeps (uuidkit.daemon.state).
+
+References: UIAP §4.4 (reclaim), §4.5.2 (lifetime).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from uuidkit.uiap.api import ClaimParams, finite_or_none, space_to_json
+
+__all__ = ["ClaimRecord"]
+
+
+@dataclass(eq=False)
+class ClaimRecord:
+    """One claim the daemon makes or holds for an application."""
+
+    id: str
+    params: ClaimParams
+    owner_uid: int
+    created: float
+    #: claiming, held, renewing (a renewal or an application's reclaim of a held claim),
+    #: reclaiming (after a restart).
+    state: str = "claiming"
+    handle: int | None = None
+    expires: float | None = None
+    outcome: str | None = None
+    session: object | None = None
+    started: float = 0.0
+    waiters: list[asyncio.Future[dict[str, Any]]] = field(default_factory=list)
+    renewal: asyncio.TimerHandle | None = None
+
+    @property
+    def persistent(self) -> bool:
+        return not self.params.release_on_disconnect and self.state != "claiming"
+
+    #: The parts that never change, as JSON (computed once: ``list`` and every state
+    #: write would otherwise rebuild them for every claim).
+    _static: dict[str, Any] | None = None
+    _params_json: dict[str, Any] | None = None
+
+    def params_json(self) -> dict[str, Any]:
+        if self._params_json is None:
+            self._params_json = self.params.to_json()
+        return self._params_json
+
+    def describe(self) -> dict[str, Any]:
+        if self._static is None:
+            self._static = {
+                "claim": self.id,
+                "domain": str(self.params.domain),
+                **space_to_json(self.params.space),
+                "lifetime": self.params.lifetime,
+                "renew": self.params.renew,
+                "release_on_disconnect": self.params.release_on_disconnect,
+                "owner_uid": self.owner_uid,
+                "created": round(self.created, 6),
+            }
+        return self._static | {
+            "state": self.public_state,
+            "renewing": self.state == "renewing",
+            "expires": finite_or_none(self.expires),
+            "outcome": self.outcome,
+        }
+
+    @property
+    def public_state(self) -> str:
+        """The state applications see: a claim being renewed or re-verified is still held
+        and defended (UIAP §4.4), so it reads ``held`` (with ``renewing`` true)."""
+        return "held" if self.state == "renewing" else self.state
+
+    def saved_form(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "params": self.params_json(),
+            "owner_uid": self.owner_uid,
+            "created": self.created,
+            "expires": self.expires,
+        }
