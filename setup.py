@@ -2,8 +2,18 @@
 
 ``pip install .`` compiles ``uuidkit._speedups`` when a C compiler and the Python headers are
 present. When they are not (or the build fails for any other reason), the installation
-continues without it and uuidkit runs its pure-Python reference implementation. Set
-``UUIDKIT_PURE=1`` at build time to skip the extension entirely.
+continues without it, says so on stderr, and uuidkit runs its pure-Python reference
+implementation: same results, same errors, slower.
+
+Environment, read at build time:
+
+* ``UUIDKIT_PURE=1`` skips the extension entirely.
+* ``UUIDKIT_REQUIRE_SPEEDUPS=1`` makes a failed build fatal (CI sets it together with
+  ``CFLAGS=-Werror``, so a C warning fails the build instead of silently dropping to pure
+  Python).
+
+An extension already built in ``build/`` is reused when its sources are unchanged
+(setuptools' up-to-date check), whatever compiler is configured now; ``--force`` rebuilds.
 """
 
 from __future__ import annotations
@@ -19,11 +29,22 @@ SOURCES = [
     "src/uuidkit/_speedups_text.c",
     "src/uuidkit/_speedups_bulk.c",
     "src/uuidkit/_speedups_bulk_text.c",
+    "src/uuidkit/_speedups_v7.c",
 ]
 
 
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "") not in ("", "0")
+
+
+REQUIRED = _flag("UUIDKIT_REQUIRE_SPEEDUPS")
+
+
 class OptionalBuildExt(build_ext):
-    """``build_ext`` that reports a failed compilation and carries on without it."""
+    """``build_ext`` that reports a failed compilation and carries on without it.
+
+    Unless ``UUIDKIT_REQUIRE_SPEEDUPS`` is set: then a failure stops the build.
+    """
 
     def run(self) -> None:
         try:
@@ -38,15 +59,24 @@ class OptionalBuildExt(build_ext):
             self._skip(error)
 
     @staticmethod
-    def _skip(error: BaseException) -> None:
+    def _skip(error: Exception) -> None:
+        if REQUIRED:
+            print(
+                f"uuidkit: building the C accelerator failed ({error}) and "
+                "UUIDKIT_REQUIRE_SPEEDUPS is set",
+                file=sys.stderr,
+            )
+            raise error
         print(
-            f"uuidkit: building the C accelerator failed ({error}); using pure Python",
+            f"uuidkit: building the C accelerator failed ({error}); installing the "
+            "pure-Python implementation (same results, slower). Install a C compiler and the "
+            "Python headers to build it, or set UUIDKIT_PURE=1 to skip this attempt.",
             file=sys.stderr,
         )
 
 
 def _extensions() -> list[Extension]:
-    if os.environ.get("UUIDKIT_PURE", "") not in ("", "0"):
+    if _flag("UUIDKIT_PURE"):
         return []
     return [
         Extension(
@@ -54,7 +84,7 @@ def _extensions() -> list[Extension]:
             sources=SOURCES,
             depends=["src/uuidkit/_speedups.h"],
             extra_compile_args=["-std=c11"] if os.name == "posix" else [],
-            optional=True,
+            optional=not REQUIRED,
         )
     ]
 

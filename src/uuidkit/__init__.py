@@ -68,7 +68,6 @@ from uuidkit.format import (
     to_upper,
     to_urn,
 )
-from uuidkit.generators import uuid1, uuid6, uuid7
 from uuidkit.layouts import (
     build_v1,
     build_v2,
@@ -95,6 +94,7 @@ from uuidkit.random_based import uuid4, uuid8
 
 if typing.TYPE_CHECKING:  # loaded on first use by __getattr__ below
     from uuidkit.encodings import decode, encode
+    from uuidkit.generators import uuid1, uuid6, uuid7
     from uuidkit.timeranges import (
         uuid6_max,
         uuid6_min,
@@ -109,6 +109,11 @@ if typing.TYPE_CHECKING:  # loaded on first use by __getattr__ below
 _LAZY: dict[str, str] = {
     "decode": "uuidkit.encodings",
     "encode": "uuidkit.encodings",
+    # The generators (their locks, fork hooks and dataclass configurations) load with the
+    # first uuid1(), uuid6() or uuid7().
+    "uuid1": "uuidkit.generators",
+    "uuid6": "uuidkit.generators",
+    "uuid7": "uuidkit.generators",
     "uuid6_max": "uuidkit.timeranges",
     "uuid6_min": "uuidkit.timeranges",
     "uuid6_range": "uuidkit.timeranges",

@@ -697,7 +697,7 @@ PyMODINIT_FUNC PyInit__speedups(void)
         return NULL;
     }
     if (add_methods(module, core_methods) < 0 || add_methods(module, uk_text_methods) < 0 ||
-        add_methods(module, uk_bulk_methods) < 0) {
+        add_methods(module, uk_bulk_methods) < 0 || uk_v7_init(module) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -97,6 +97,9 @@ static inline uk_u128 uk_stamp(uk_u128 value, unsigned version)
 extern PyMethodDef uk_text_methods[];
 extern PyMethodDef uk_bulk_methods[];
 
+/* Adds the V7Core type (uuidkit.generators.v7's compiled hot path) to the module. */
+int uk_v7_init(PyObject *module);
+
 /* Record classes of uuidkit.fields, bound by uk_bind_records. */
 PyObject *uk_bind_records(PyObject *module, PyObject *args);
 

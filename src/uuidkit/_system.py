@@ -27,7 +27,9 @@ import weakref
 from collections.abc import Callable, Iterator
 
 __all__ = [
+    "OS_RANDOM",
     "POOL",
+    "REALTIME_NS",
     "EntropyPool",
     "monotonic_ns",
     "random_bits",
@@ -38,6 +40,13 @@ __all__ = [
 
 #: Unix-epoch nanoseconds from the system clock; the default clock of every generator.
 system_clock_ns: Callable[[], int] = time.time_ns
+
+#: The two sources as the standard library defines them, kept apart from the names above
+#: (which tests may rebind): a compiled generator given exactly these reads the same clock
+#: (``clock_gettime(CLOCK_REALTIME)``, what :func:`time.time_ns` reads) and the same CSPRNG
+#: (``getrandom(2)``) in C instead of calling them.
+REALTIME_NS: Callable[[], int] = time.time_ns
+OS_RANDOM: Callable[[int], bytes] = os.urandom
 
 #: Nanoseconds from a monotonic clock (for measuring waits, never embedded in a UUID).
 monotonic_ns: Callable[[], int] = time.monotonic_ns

@@ -38,7 +38,6 @@ RFC 9562 §6.11.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Final
 from uuid import UUID
 
@@ -78,14 +77,18 @@ _CROCKFORD_DECODE: Final = _digit_table(
 )
 
 
-@dataclass(frozen=True, slots=True)
+# The two codec classes are plain slotted classes, not dataclasses: importing dataclasses (and
+# the inspect module it loads) would be most of what ``import uuidkit`` costs.
 class _Radix:
     """A UUID as one big-endian integer in ``width`` digits of ``alphabet``."""
 
-    name: str
-    alphabet: str
-    width: int
-    table: dict[str, int]
+    __slots__ = ("alphabet", "name", "table", "width")
+
+    def __init__(self, name: str, alphabet: str, width: int, table: dict[str, int]) -> None:
+        self.name = name
+        self.alphabet = alphabet
+        self.width = width
+        self.table = table
 
     def encode(self, value: int) -> str:
         base, alphabet = len(self.alphabet), self.alphabet
@@ -114,21 +117,17 @@ class _Radix:
         return value
 
 
-@dataclass(frozen=True, slots=True)
 class _BitString:
     """RFC 4648 packing: the 16 bytes as bits, ``bits`` per digit, zero-filled at the end."""
 
-    name: str
-    alphabet: str
-    bits: int
+    __slots__ = ("alphabet", "bits", "name", "pad_bits", "width")
 
-    @property
-    def width(self) -> int:
-        return -(-_BITS // self.bits)
-
-    @property
-    def pad_bits(self) -> int:
-        return self.width * self.bits - _BITS
+    def __init__(self, name: str, alphabet: str, bits: int) -> None:
+        self.name = name
+        self.alphabet = alphabet
+        self.bits = bits
+        self.width = -(-_BITS // bits)
+        self.pad_bits = self.width * bits - _BITS
 
     def encode(self, value: int) -> str:
         value <<= self.pad_bits

@@ -6,13 +6,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from sim_fakes import DOMAIN, FAKE_TIMEOUT, FakeEngine, uid
 
 from uuidkit.errors import SimulationError
 from uuidkit.testing import ClaimOutcome, LinkConfig, Simulator, topologies
+from uuidkit.testing.engines import claims_conflict
 from uuidkit.testing.network import DROP_LINK_DOWN, DROP_LOSS, DROP_NOT_ON_LINK
 from uuidkit.testing.simulator import DROP_DEVICE_DOWN
 from uuidkit.testing.topologies import Topology
+from uuidkit.uiap import DomainID, UIDSpace
 
 
 def make(topology: Topology, seed: int = 0, **link: float) -> Simulator:
@@ -248,3 +252,35 @@ def test_link_config_is_checked(field: str, value: float) -> None:
     with pytest.raises(SimulationError, match=field) as caught:
         LinkConfig(**{field: value})
     assert caught.value.field == field
+
+
+# The simulator's own conflict test (what "wrongly granted" and "conflicting" count) caches
+# each claim's interval; it must answer as the engine's claims_conflict does, errors too.
+one_octet = st.integers(0, 9).map(lambda value: bytes([value]))
+drawn_spaces = st.one_of(
+    one_octet.map(UIDSpace.unique),
+    st.tuples(one_octet, st.integers(0, 3)).map(
+        lambda pair: UIDSpace.range(pair[0], bytes([pair[0][0] + pair[1]]))
+    ),
+    st.binary(min_size=1, max_size=2).map(UIDSpace.prefix),
+)
+drawn_domains = st.sampled_from(
+    [DOMAIN, DomainID.parse("fff:0:2:0"), DomainID.parse("fff:0:3:80")]  # the last: J set
+)
+
+
+def _outcome(test: Callable[[], bool]) -> object:
+    try:
+        return test()
+    except ValueError as error:
+        return type(error)
+
+
+@given(held=st.tuples(drawn_domains, drawn_spaces), new=st.tuples(drawn_domains, drawn_spaces))
+def test_the_simulators_conflict_test_is_the_engines(
+    held: tuple[DomainID, UIDSpace], new: tuple[DomainID, UIDSpace]
+) -> None:
+    sim = Simulator(topologies.line(2), seed=0)
+    held_record, new_record = sim.claim(0, *held, at=0.0), sim.claim(1, *new, at=0.0)
+    expected = _outcome(lambda: claims_conflict(*held, *new))
+    assert _outcome(lambda: sim._conflict_with(new_record)(held_record)) == expected

@@ -23,6 +23,8 @@ a bug in uuidkit                           1            Python's traceback: neve
 Start-up: the UUID commands (``gen``, ``inspect``, ...) are registered first; the other
 families (state files, UIAP and its simulator) are imported and registered only when the
 command line names one of their commands, or names none (``--help``, the default command).
+The plain spellings of ``gen`` (``gen -n 5 -v 4 --format upper``) skip the parser entirely
+(:mod:`uuidkit.cli._fastpath`), and each command imports what only it uses when it runs.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from uuidkit import __version__
-from uuidkit.cli import _io, uuid_commands
+from uuidkit.cli import _fastpath, _io, uuid_commands
 from uuidkit.errors import UUIDKitError
 
 __all__ = ["build_parser", "main"]
@@ -102,7 +104,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     command = next((word for word in arguments if not word.startswith("-")), None)
     try:
-        args = build_parser(command).parse_args(arguments)
+        # A plain `gen` skips building the parser (see _fastpath); same namespace either way.
+        args = _fastpath.plain_gen(arguments, uuid_commands.gen_command)
+        if args is None:
+            args = build_parser(command).parse_args(arguments)
         status: int = args.handler(args)
         _io.flush()
         return status

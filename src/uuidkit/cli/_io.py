@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Final
 
 from uuidkit.errors import UUIDKitError
@@ -45,12 +44,21 @@ class InputError(UUIDKitError):
     """One input (a command-line argument or a line of stdin) was rejected; says which."""
 
 
-@dataclass(frozen=True, slots=True)
 class Input:
-    """One input text and where it came from, for error messages."""
+    """One input text and where it came from, for error messages.
 
-    text: str
-    where: str
+    A plain slotted class: importing dataclasses would be a large part of the command line's
+    start-up.
+    """
+
+    __slots__ = ("text", "where")
+
+    def __init__(self, text: str, where: str) -> None:
+        self.text = text
+        self.where = where
+
+    def __repr__(self) -> str:
+        return f"Input(text={self.text!r}, where={self.where!r})"
 
     def error(self, problem: UUIDKitError) -> InputError:
         """``problem`` prefixed with where this input came from and how it read."""

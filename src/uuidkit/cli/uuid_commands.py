@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import json
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 from uuid import UUID
@@ -38,7 +37,6 @@ from uuidkit.encodings import SCHEMES, decode, encode
 from uuidkit.errors import UUIDKitError
 from uuidkit.fields import Variant, fields, is_max, is_nil, timestamp_ns, variant, version
 from uuidkit.format import FORMAT_STYLES
-from uuidkit.generators.defaults import DEFAULT_V7
 from uuidkit.layouts import v1_to_v6, v6_to_v1
 from uuidkit.namebased import (
     NAME_HASHES,
@@ -48,9 +46,11 @@ from uuidkit.namebased import (
     NAMESPACE_X500,
     build_v8_name,
 )
-from uuidkit.nodelayouts import NODE_LAYOUTS, V8NodeFields
 from uuidkit.parse import from_bytes_le, from_int, parse
 from uuidkit.timestamps import unix_ns_to_datetime
+
+# Start-up: what only some commands use (the generators, the node layouts, json) is imported
+# where it is used, so `uuidkit gen` loads neither inspect's nor convert's modules.
 
 __all__ = ["default_command", "describe", "iso8601", "register"]
 
@@ -98,6 +98,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
     References: RFC 9562 §4 (formats), §5 (versions), §6.6 (namespaces).
     """
+    from uuidkit.nodelayouts import NODE_LAYOUTS
+
     styles = list(FORMAT_STYLES)
     gen = subparsers.add_parser(
         "gen",
@@ -263,6 +265,8 @@ def _block_maker(args: argparse.Namespace) -> Callable[[int], list[UUID]]:
         value = _name_based(version, args.namespace, args.name, args.hash or "sha256")
         return lambda count: [value] * count
     if version == 7:
+        from uuidkit.generators.defaults import DEFAULT_V7
+
         return DEFAULT_V7.generate
     single: dict[int, Callable[[], UUID]] = {
         1: uuidkit.uuid1,
@@ -300,6 +304,8 @@ def inspect_command(args: argparse.Namespace) -> int:
 
     References: RFC 9562 §4.1, §4.2, §5.
     """
+    import json
+
     first = True
     for item in inputs(args.uuids):
         value = _parsed(item, args.source)
@@ -330,6 +336,8 @@ def describe(value: UUID, layout: str | None = None) -> dict[str, Any]:
 
     References: RFC 9562 §4.1, §4.2, §5.1-§5.10, §6.4.
     """
+    from uuidkit.nodelayouts import V8NodeFields
+
     number_version = version(value)
     record = fields(value, layout=layout)
     description: dict[str, Any] = {

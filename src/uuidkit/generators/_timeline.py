@@ -154,7 +154,7 @@ class Timeline:
 
         References: RFC 9562 §6.2 "Monotonic Error Checking".
         """
-        if now_tick > self.tick:
+        if now_tick > self.tick or self.tick < 0:  # a later tick, or the first reading
             return self._start(now_tick, NEW)
         if now_tick == self.tick:
             return SAME
@@ -204,9 +204,9 @@ class Timeline:
         return self._start(self._ticks_of(now_ns), NEW)
 
     def _start(self, tick: int, move: int, *, from_clock: bool = True) -> int:
-        if tick > self._max_tick:
+        if not 0 <= tick <= self._max_tick:  # e.g. a clock that reads before the epoch
             raise GeneratorError(
-                f"timestamp: tick {tick} does not fit the field (at most {self._max_tick})"
+                f"timestamp: tick {tick} does not fit the field (0 to {self._max_tick})"
             )
         self.tick = tick
         if from_clock and (move == RESTART or tick > self.clock_tick):

@@ -21,6 +21,9 @@ silently replaced).
 **Lock.** Readers and writers of one file serialise on ``fcntl.flock`` of a companion
 ``<name>.lock`` file (mode 0600, so other users cannot take it); the wait is bounded by
 ``lock_timeout_ms`` on a monotonic clock and then raises :class:`~uuidkit.StateFileError`.
+After every ``flock`` the locker checks that the lock path still names the file it locked
+(and locks the one there now if not), so :meth:`StateFile.remove` may delete a lock file it
+created while holding it without splitting the lock in two.
 
 A file that is missing or fails a format check is "state unavailable": the caller gets
 ``None`` and a :class:`StateUnavailableWarning`, never an exception.
@@ -35,7 +38,6 @@ import errno
 import fcntl
 import os
 import stat
-import tempfile
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -43,6 +45,7 @@ from typing import Final
 
 from uuidkit import _system
 from uuidkit.errors import StateFileError
+from uuidkit.generators._statefs import FileSystem, file_type
 from uuidkit.generators._statetext import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -60,6 +63,7 @@ __all__ = [
     "StoredState",
     "UnsafeStateError",
     "load_regular_file",
+    "read_private_file",
     "read_state_file",
 ]
 
@@ -106,57 +110,6 @@ def warn_unavailable(path: Path, reason: str) -> None:
         StateUnavailableWarning,
         stacklevel=4,
     )
-
-
-class FileSystem:
-    """The operating-system calls a :class:`StateFile` makes, one method each.
-
-    Tests replace methods to inject faults (a full disk, an I/O error, a short write, a crash
-    between two steps) and to model what survives a power loss. Each method looks its
-    function up when called, so patching :mod:`os` or :mod:`fcntl` reaches it too.
-
-    References: RFC 9562 §6.3.
-    """
-
-    def open(self, path: str, flags: int, mode: int = 0o600) -> int:
-        return os.open(path, flags, mode)
-
-    def read(self, descriptor: int, size: int) -> bytes:
-        return os.read(descriptor, size)
-
-    def write(self, descriptor: int, data: memoryview) -> int:
-        return os.write(descriptor, data)
-
-    def fsync(self, descriptor: int) -> None:
-        os.fsync(descriptor)
-
-    def close(self, descriptor: int) -> None:
-        os.close(descriptor)
-
-    def fstat(self, descriptor: int) -> os.stat_result:
-        return os.fstat(descriptor)
-
-    def stat(self, path: str) -> os.stat_result:
-        return os.stat(path)
-
-    def lstat(self, path: str) -> os.stat_result:
-        return os.lstat(path)
-
-    def replace(self, source: str, target: str) -> None:
-        os.replace(source, target)
-
-    def unlink(self, path: str) -> None:
-        os.unlink(path)
-
-    def flock(self, descriptor: int, operation: int) -> None:
-        fcntl.flock(descriptor, operation)
-
-    def mkstemp(self, directory: str, prefix: str) -> tuple[int, str]:
-        """A new file in ``directory`` with an unpredictable name: ``(descriptor, path)``.
-
-        ``tempfile.mkstemp`` opens with ``O_CREAT | O_EXCL | O_NOFOLLOW`` and mode 0600.
-        """
-        return tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=directory)
 
 
 _READ_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
@@ -228,7 +181,7 @@ class StateFile:
         if stat.S_ISLNK(info.st_mode):
             raise self._refuse(path, _SYMLINK)
         if not stat.S_ISREG(info.st_mode):
-            raise self._refuse(path, f"{_file_type(info.st_mode)}, not a state file")
+            raise self._refuse(path, f"{file_type(info.st_mode)}, not a state file")
         if info.st_uid != os.geteuid():
             raise self._refuse(path, f"unsafe: owned by uid {info.st_uid}, not {os.geteuid()}")
         mode = stat.S_IMODE(info.st_mode)
@@ -261,6 +214,24 @@ class StateFile:
 
         References: RFC 9562 §6.3.
         """
+        raw, info = self.read_checked()
+        try:
+            if len(raw) > _MAX_BYTES:
+                raise StateFileError(f"larger than {_MAX_BYTES} bytes")
+            return StoredState.from_text(raw.decode("utf-8")), info
+        except (StateFileError, UnicodeDecodeError) as error:
+            raise StateFileError(f"{self.path}: corrupted: {error}") from None
+
+    def read_checked(self) -> tuple[bytes, os.stat_result]:
+        """The file's first ``4096 + 1`` octets and its ``fstat``, read safely.
+
+        The directory and the file pass the module's checks before a byte is read; the open
+        never blocks and never follows a symlink. Raises :class:`FileNotFoundError` for a
+        missing file (or directory), :class:`UnsafeStateError` for an unsafe one and
+        :class:`~uuidkit.StateFileError` when it cannot be read.
+
+        References: RFC 9562 §6.3.
+        """
         try:
             self.check_directory()
             # O_NOFOLLOW: a symlink fails with ELOOP; O_NONBLOCK: a FIFO opens at once and is
@@ -280,12 +251,7 @@ class StateFile:
             raise StateFileError(f"{self.path}: unreadable: {error.strerror or error}") from None
         finally:
             self.fs.close(descriptor)
-        try:
-            if len(raw) > _MAX_BYTES:
-                raise StateFileError(f"larger than {_MAX_BYTES} bytes")
-            return StoredState.from_text(raw.decode("utf-8")), info
-        except (StateFileError, UnicodeDecodeError) as error:
-            raise StateFileError(f"{self.path}: corrupted: {error}") from None
+        return raw, info
 
     def _read_all(self, descriptor: int) -> bytes:
         chunks = []
@@ -387,25 +353,54 @@ class StateFile:
 
         References: RFC 4122 §4.2.1.4 ("obtain a system-wide global lock").
         """
-        if self._lock_fd is None:
-            self._lock_fd = self._open_lock_file()[0]
-        self._lock(self._lock_fd)
+        descriptor = self._lock_fd
+        self._lock_fd = None  # owned by _lock until it returns (it closes it on failure)
+        if descriptor is None:
+            descriptor = self._open_lock_file()[0]
+        self._lock_fd = self._lock(descriptor)[0]
         return self
 
-    def _lock(self, descriptor: int) -> None:
+    def _lock(self, descriptor: int, created: bool = False) -> tuple[int, bool]:
+        """Lock ``descriptor``'s lock file; returns the descriptor now locked and whether
+        this process created its file (a new descriptor if the file was replaced).
+
+        On failure the descriptor is closed. After every ``flock`` the path must still name
+        the locked file: :meth:`remove` deletes a lock file it created while it holds it,
+        and a process that opened that file meanwhile would otherwise "hold" a lock on a
+        file without a name while the next process locks a new one.
+        """
         deadline = self._monotonic_ns() + self.lock_timeout_ms * 1_000_000
-        while True:
-            try:
-                self.fs.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return
-            except BlockingIOError:
-                remaining = deadline - self._monotonic_ns()
-                if remaining <= 0:
-                    raise StateFileError(
-                        f"{self.lock_path}: lock held elsewhere for more than "
-                        f"{self.lock_timeout_ms} ms (lock_timeout_ms)"
-                    ) from None
-                self._sleep_ns(min(remaining, _LOCK_POLL_NS))
+        try:
+            while True:
+                try:
+                    self.fs.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    remaining = deadline - self._monotonic_ns()
+                    if remaining <= 0:
+                        raise StateFileError(
+                            f"{self.lock_path}: lock held elsewhere for more than "
+                            f"{self.lock_timeout_ms} ms (lock_timeout_ms)"
+                        ) from None
+                    self._sleep_ns(min(remaining, _LOCK_POLL_NS))
+                    continue
+                if self._names_lock_file(descriptor):
+                    return descriptor, created
+                self.fs.close(descriptor)  # releases the lock on the unnamed file
+                descriptor = -1
+                descriptor, created = self._open_lock_file()
+        except BaseException:
+            if descriptor >= 0:
+                self.fs.close(descriptor)
+            raise
+
+    def _names_lock_file(self, descriptor: int) -> bool:
+        """Whether the lock path still names the file ``descriptor`` is open on."""
+        held = self.fs.fstat(descriptor)
+        try:
+            current = self.fs.lstat(str(self.lock_path))
+        except FileNotFoundError:
+            return False
+        return (current.st_dev, current.st_ino) == (held.st_dev, held.st_ino)
 
     def _open_lock_file(self) -> tuple[int, bool]:
         """The lock file's descriptor (never through a symlink); True if created here."""
@@ -448,8 +443,12 @@ class StateFile:
         that fails any check of :meth:`StoredState.from_text`) raises
         :class:`~uuidkit.StateFileError` and is left untouched. The check is repeated under
         the lock, and the file is unlinked only if the path still names the inode that passed
-        it. No lock file is left behind unless a generator made it: a generator may hold that
-        one open, and deleting a lock file in use would let two processes "hold" the lock.
+        it. No lock file is left behind unless another process made it: one this call made is
+        deleted while this call still holds its lock, which is safe because every locker
+        checks, after each ``flock``, that the path still names the file it locked, and
+        otherwise locks the file now at the path (a process that opened the deleted file
+        meanwhile moves on to the new one instead of holding a lock nobody else sees). A
+        lock file another process made is never deleted.
 
         References: RFC 9562 §6.3.
         """
@@ -457,11 +456,16 @@ class StateFile:
             self.load_checked()
         except FileNotFoundError:
             return False
-        lock_fd, created = self._lock_fd, False
-        if lock_fd is None:
+        own = self._lock_fd is not None
+        if self._lock_fd is not None:
+            lock_fd, created = self._lock_fd, False
+            self._lock_fd = None
+        else:
             lock_fd, created = self._open_lock_file()
+        lock_fd, created = self._lock(lock_fd, created)
+        if own:
+            self._lock_fd = lock_fd
         try:
-            self._lock(lock_fd)
             try:
                 checked = self.load_checked()[1]
             except FileNotFoundError:
@@ -472,10 +476,10 @@ class StateFile:
             self.fs.unlink(str(self.path))
             return True
         finally:
-            if created:
-                with contextlib.suppress(FileNotFoundError):
-                    self.fs.unlink(str(self.lock_path))  # made by this call, for this call
-            if lock_fd != self._lock_fd:
+            if created and self._names_lock_file(lock_fd):
+                # Made by this call, for this call, and still locked by it (see above).
+                self.fs.unlink(str(self.lock_path))
+            if not own:
                 self.fs.close(lock_fd)
 
 
@@ -490,22 +494,26 @@ def read_state_file(path: str | os.PathLike[str]) -> StoredState:
     return StateFile(path).load()
 
 
+def read_private_file(path: str | os.PathLike[str]) -> bytes:
+    """The contents of a small private file (at most 4096 octets), read as a state file is.
+
+    For other files kept beside state, e.g. a UIAP device ID: the directory and the file
+    must pass the checks of :class:`StateFile` (no symlink, no FIFO or other non-regular
+    file, nothing another user owns or may write), and the open never blocks. Raises
+    :class:`FileNotFoundError` when it is missing, :class:`UnsafeStateError` when it is
+    unsafe, :class:`~uuidkit.StateFileError` when it is unreadable or larger.
+
+    References: RFC 9562 §6.3.
+    """
+    raw = StateFile(path).read_checked()[0]
+    if len(raw) > _MAX_BYTES:
+        raise StateFileError(f"{path}: larger than {_MAX_BYTES} bytes")
+    return raw
+
+
 def load_regular_file(path: Path) -> tuple[StoredState, os.stat_result]:
     """:meth:`StateFile.load_checked` of ``path``: the state and the file's ``fstat``.
 
     References: RFC 9562 §6.3.
     """
     return StateFile(path).load_checked()
-
-
-def _file_type(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"

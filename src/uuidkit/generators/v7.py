@@ -25,10 +25,11 @@ import enum
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 from uuid import UUID
 
 from uuidkit import _system
+from uuidkit._accel import SPEEDUPS
 from uuidkit._bits import FRAME_HIGH_SHIFT, FRAME_MID_SHIFT, MASK_62, version_bits
 from uuidkit._construct import UNKNOWN_SAFETY, from_ints_unchecked, new_blank, set_int, set_is_safe
 from uuidkit.errors import GeneratorError, InvalidField
@@ -170,7 +171,11 @@ class V7Generator:
       raises); RAISE raises :class:`~uuidkit.CounterOverflowError`. Never a duplicate.
     - **Thread safety**: one re-entrant :class:`threading.RLock` around each value (and
       around a whole :meth:`generate` block), so values are totally ordered in lock
-      acquisition order.
+      acquisition order. With the compiled accelerator, the common case runs in C without
+      the lock: it reads the clock, advances the counter and checks the value with the GIL
+      held and no Python code in between, so it is atomic all the same; it never touches
+      the state while the locked Python path holds it (a busy flag), and an injected clock,
+      being Python code, is read under the lock.
     - **Fork**: in a forked child the counter, timestamp and buffered random words are
       forgotten and the lock is replaced, so the child never continues the parent's
       sequence (RFC 9562 §6.9).
@@ -178,9 +183,13 @@ class V7Generator:
       and is shared between processes, see :class:`uuidkit.generators.SharedV7Generator`.
 
     The state lives in closure cells rather than attributes: on CPython 3.11 this saves
-    about 100 ns per call, which is what keeps ``uuid7()`` under half of ``uuid4()``. The
-    closure inlines only the common case; :class:`V7Layout` holds the bit plan and
-    :class:`~uuidkit.generators._timeline.Timeline` every decision about time.
+    about 100 ns per call on the pure-Python path. The closure inlines only the common
+    case; :class:`V7Layout` holds the bit plan and
+    :class:`~uuidkit.generators._timeline.Timeline` every decision about time. When the
+    compiled accelerator is built, :attr:`next` is its ``V7Core``: the common case (same
+    tick, counter not exhausted) in C, everything else (the first value of a tick, clock
+    regressions, overflows, every policy and error) the very same closure on the same
+    state, random words and clock readings, so both paths give identical values.
 
     References: RFC 9562 §5.7, §6.1, §6.2, §6.9.
     """
@@ -346,6 +355,37 @@ def _timeline(
     )
 
 
+def _compiled_core(
+    config: V7Config, layout: V7Layout, clock: Clock, random_bytes: RandomBytes
+) -> Any:
+    """The C fast path for this generator (``uuidkit._speedups.V7Core``), or ``None``.
+
+    ``None`` on the pure-Python path, and for the bit plans whose every value needs the
+    slow path anyway (Method 3 without a counter).
+    """
+    core_type = getattr(SPEEDUPS, "V7Core", None)
+    if core_type is None or not layout.counter_bits or layout.wide_tail_mask:
+        return None
+    return core_type(
+        None if clock is _system.REALTIME_NS else clock,
+        None if random_bytes is _system.OS_RANDOM else random_bytes,
+        layout.fraction_bits,
+        layout.counter_bits,
+        layout.tail_bits,
+        config.increment_bits if config.counter is V7Counter.RANDOM_INCREMENT else 0,
+    )
+
+
+def _core_takes_the_lock(clock: Clock) -> bool:
+    """Whether the C core holds the generator's lock around a value (an injected clock).
+
+    An injected clock is Python code: another thread may run while it is called, so the
+    core reads it under the lock, as the pure path does. The system clock is read in C,
+    atomically with the state under the GIL, and needs no lock.
+    """
+    return clock is not _system.REALTIME_NS
+
+
 def _build(
     config: V7Config, clock: Clock, random_bytes: RandomBytes, sleep_ns: Sleep, monotonic_ns: Clock
 ) -> tuple[Callable[[], UUID], Callable[[int, bool], list[UUID] | list[int]], Callable[[], None]]:
@@ -354,6 +394,13 @@ def _build(
     Every decision about time is :class:`Timeline`'s and every bit position is
     :class:`V7Layout`'s; the closures only hold the state (in cells, the cheapest thing
     CPython reads) and inline the common case: same tick, counter not exhausted.
+
+    With the compiled accelerator, a ``V7Core`` makes the common case in C and calls
+    ``slow`` for everything else: ``slow`` takes the lock, then the state from the core
+    (``take``: the core's busy flag is set, so its fast path stays out), runs the very same
+    ``uuid7`` closure, and gives the state back (``give``) before it releases the lock. The
+    core also serves the random words (``words``, ``draw``) and the clock reading it took
+    (``read_clock``), so both paths consume the same words and readings in the same order.
     """
     layout = V7Layout(config)
     timeline = _timeline(config, layout, clock, sleep_ns, monotonic_ns)
@@ -361,16 +408,21 @@ def _build(
     fraction_bits, counter_bits = layout.fraction_bits, layout.counter_bits
     increment_mask, tail_bits, tail_mask = layout.increment_mask, layout.tail_bits, layout.tail_mask
     wide_tail_mask = layout.wide_tail_mask
+    core = _compiled_core(config, layout, clock, random_bytes)
     # Re-entrant so that generate() can hold it around a loop of uuid7(); it costs
     # the same as a plain Lock on CPython 3.11 (measured: 79 vs 81 ns per acquire/release).
     lock = threading.RLock()
     acquire, release = lock.acquire, lock.release
-    tick, counter, prefix = -1, 0, 0
-    last_value = -1
-    words: Iterator[int] = iter(())
+    # No tick yet: None, which no clock reading equals, so the first value asks the timeline.
+    tick: int | None = None
+    counter, prefix, last_value = 0, 0, -1
+    words: Iterator[int] = iter(()) if core is None else core
+    read_clock: Clock = clock if core is None else core.read_clock
 
     def draw() -> int:
         nonlocal words
+        if core is not None:
+            return int(core.draw())
         word = next(words, None)
         if word is None:
             words = word_stream(random_bytes)
@@ -405,7 +457,7 @@ def _build(
         nonlocal counter, last_value
         acquire()
         try:
-            now_tick = (clock() << fraction_bits) // ns_per_ms  # layout.ticks_of, inlined
+            now_tick = (read_clock() << fraction_bits) // ns_per_ms  # layout.ticks_of, inlined
             try:
                 word = next(words)
             except StopIteration:
@@ -443,10 +495,15 @@ def _build(
         check_count(count)
         acquire()
         try:
-            values = bulk_block(count) if count > 1 else None
-            if values is None:
-                # The lock is re-entrant: the whole block is still one acquisition.
-                values = [uuid7().int for _ in range(count)]
+            taken = core is not None and take()
+            try:
+                values = bulk_block(count) if count > 1 else None
+                if values is None:
+                    # The lock is re-entrant: the whole block is still one acquisition.
+                    values = [uuid7().int for _ in range(count)]
+            finally:
+                if taken:
+                    give()
         finally:
             release()
         return from_ints_unchecked(values) if as_uuids else values
@@ -469,12 +526,51 @@ def _build(
         last_value = values[-1]
         return values
 
+    def take() -> bool:
+        """Take the state from the C core (busy); False when this thread already holds it."""
+        nonlocal counter, last_value
+        taken = core.enter()
+        if taken is None:
+            return False
+        counter, last_value = taken
+        return True
+
+    def give() -> None:
+        core.leave(-1 if tick is None else tick, counter, prefix, last_value)
+
+    def slow() -> UUID:
+        """The C core's slow path: the pure ``uuid7`` on the core's state, under the lock."""
+        acquire()
+        try:
+            if not take():
+                return uuid7()
+            try:
+                return uuid7()
+            finally:
+                give()
+        finally:
+            release()
+
+    def attach() -> None:
+        locked = _core_takes_the_lock(clock)
+        core.attach(slow, acquire if locked else None, release if locked else None)
+
     def reset() -> None:
         nonlocal tick, counter, prefix, last_value, words, acquire, release
         fresh = threading.RLock()
         acquire, release = fresh.acquire, fresh.release
         timeline.reset()
-        tick, counter, prefix, last_value = -1, 0, 0, -1
-        words = iter(())
+        tick, counter, prefix, last_value = None, 0, 0, -1
+        if core is None:
+            words = iter(())
+        else:
+            core.reset()  # RFC 9562 §6.9: the child never reuses the parent's random words
+            attach()
 
-    return uuid7, generate, reset
+    if core is None:
+        return uuid7, generate, reset
+    attach()
+    for name in ("__module__", "__name__", "__qualname__", "__doc__"):
+        setattr(core, name, getattr(uuid7, name))
+    core.__wrapped__ = uuid7
+    return core, generate, reset

@@ -15,7 +15,10 @@ and reused on every start, so a restarting device keeps its identity (and its cl
 Message IDs stay its own, §9). The file is created safely: a temporary file with an
 unpredictable name opened ``O_CREAT | O_EXCL | O_NOFOLLOW`` with mode 0600, written,
 fsynced, then linked into place (which never replaces an existing file) and the directory
-fsynced. An existing file that does not hold a valid ID is an error, never overwritten.
+fsynced. It is read as a generator state file is (``read_private_file``): never blocking on a
+FIFO, never through a symlink, and refused if it or its directory belongs to another user or
+others may write it. An existing file that does not hold a valid ID is an error, never
+overwritten.
 
 References: UIAP §4.1, §9; RFC 4291 Appendix A.
 """
@@ -30,7 +33,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final, Literal
 
-from uuidkit.errors import TransportError
+from uuidkit.errors import StateFileError, TransportError
+from uuidkit.generators.statefile import read_private_file
 from uuidkit.net.interfaces import discover_interfaces
 
 __all__ = [
@@ -47,7 +51,6 @@ DEVICE_ID_FILE: Final = "device-id"
 #: shifted to its place in a 64-bit integer.
 _UNIVERSAL_BIT: Final = 0x02 << 56
 _GROUP_BIT: Final = 0x01 << 56
-_FILE_OCTETS_MAX: Final = 64
 
 
 def random_device_id() -> int:
@@ -124,16 +127,15 @@ def load_or_store_device_id(directory: Path, make: Callable[[], int]) -> int:
 
 
 def _read(path: Path) -> int | None:
+    # Read as a generator state file is: a planted FIFO does not block the daemon, and a
+    # symlink, a file or directory another user owns or may write, is refused.
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        raw = read_private_file(path)
     except FileNotFoundError:
         return None
-    except OSError as error:
-        raise TransportError(f"cannot read {path}: {error.strerror}", "state_directory") from error
-    try:
-        raw = os.read(fd, _FILE_OCTETS_MAX)
-    finally:
-        os.close(fd)
+    except StateFileError as error:  # UnsafeStateError included
+        reason = str(error).removeprefix(f"{path}: ")
+        raise TransportError(f"cannot read {path}: {reason}", "state_directory") from error
     text = raw.decode("ascii", "replace").strip()
     if len(text) != 16 or not all(c in "0123456789abcdef" for c in text) or int(text, 16) == 0:
         raise TransportError(

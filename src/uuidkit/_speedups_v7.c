@@ -1,0 +1,572 @@
+/* uuidkit._speedups: the compiled hot path of uuidkit.generators.V7Generator.
+ *
+ * A V7Core is the front of one V7Generator. It holds a copy of the generator's state
+ * (tick, counter, prefix, last value) and its buffer of random words, and produces the common
+ * case itself: the clock reads the current tick and the counter has room. Everything else (the
+ * first value, a new tick, a clock regression, an exhausted counter, the policies, every error)
+ * is the pure-Python generator's, called as the "slow path"; it runs the reference code on the
+ * same state and the same random words, so both paths give the same values.
+ *
+ * Interlock: the slow path takes the generator's lock, then the state (enter(): sets busy and
+ * returns the counter and last value the fast path advanced), and gives it back before it
+ * releases the lock (leave(): clears busy). While busy, the fast path never reads or writes the
+ * state: it calls the slow path, which waits for the lock. The fast path itself runs without a
+ * Python lock: between reading the state and writing it back it calls no Python code, so under
+ * the GIL it is atomic. Free-threaded builds (no GIL) do not get a V7Core at all.
+ *
+ * Clock: with the system clock, clock_gettime(CLOCK_REALTIME), which is what time.time_ns()
+ * reads. An injected clock is called from here, with the generator's lock held around the whole
+ * value (as the pure path does); a reading the fast path cannot use is handed to the slow path
+ * (read_clock()), so an injected clock is read exactly as often as on the pure path.
+ *
+ * Randomness: 512 words of 64 bits from getrandom(2), or from the injected random_bytes(4096),
+ * handed out in the pure path's order; the slow path draws from the same buffer (next(core),
+ * core.draw()). reset() discards the buffer; the generator calls it in a forked child.
+ *
+ * References: RFC 9562 §5.7, §6.1, §6.2, §6.9.
+ */
+#include "_speedups.h"
+
+#include <stddef.h>
+#include <string.h>
+#include <time.h>
+
+#define V7_WORDS 512        /* generators._policy.WORD_BLOCK_BYTES / 8 */
+#define V7_NS_PER_MS 1000000
+#define V7_MASK_62 (((uint64_t)1 << 62) - 1)
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *dict;
+    /* the bit plan (V7Layout) */
+    int fraction_bits;
+    int counter_bits; /* 1..74 */
+    int tail_bits;    /* 0..62 */
+    uint64_t tail_mask;
+    uint64_t increment_mask;
+    /* sources: NULL means the system's */
+    PyObject *clock;
+    PyObject *random_bytes;
+    /* the generator: its slow path, and its lock's methods when the clock is injected */
+    PyObject *slow;
+    PyObject *acquire;
+    PyObject *release;
+    PyObject *pending; /* a clock reading for the slow path */
+    unsigned long long slow_calls; /* values handed to the slow path, for the tests */
+    /* state, valid while ready and not busy */
+    int ready;
+    int busy;
+    int has_last;
+    int64_t tick;
+    uk_u128 counter;
+    uk_u128 prefix;
+    uk_u128 last;
+    /* random words */
+    Py_ssize_t position;
+    uint64_t words[V7_WORDS];
+} v7_core;
+
+static PyTypeObject v7_core_type;
+
+/* --- randomness ------------------------------------------------------------------------ */
+
+/* Refill the words from random_bytes(4096), as generators._policy.word_stream does: through a
+   memoryview cast to native 64-bit words, so every odd result fails as it does there. */
+static int refill_injected(v7_core *core)
+{
+    PyObject *data = PyObject_CallFunction(core->random_bytes, "i", V7_WORDS * 8);
+    if (data == NULL) {
+        return -1;
+    }
+    PyObject *view = PyMemoryView_FromObject(data);
+    Py_DECREF(data);
+    if (view == NULL) {
+        return -1;
+    }
+    PyObject *cast = PyObject_CallMethod(view, "cast", "s", "Q");
+    Py_DECREF(view);
+    if (cast == NULL) {
+        return -1;
+    }
+    Py_buffer buffer;
+    if (PyObject_GetBuffer(cast, &buffer, PyBUF_SIMPLE) < 0) {
+        Py_DECREF(cast);
+        return -1;
+    }
+    Py_ssize_t count = buffer.len / 8;
+    if (count > V7_WORDS) {
+        count = V7_WORDS; /* the pure path would use them all; never more than asked for */
+    }
+    memcpy(core->words + (V7_WORDS - count), buffer.buf, (size_t)count * 8);
+    PyBuffer_Release(&buffer);
+    Py_DECREF(cast);
+    core->position = V7_WORDS - count;
+    if (count == 0) {
+        PyErr_SetNone(PyExc_StopIteration); /* what next() on the empty stream raises */
+        return -1;
+    }
+    return 0;
+}
+
+static int draw(v7_core *core, uint64_t *word)
+{
+    if (core->position >= V7_WORDS) {
+        if (core->random_bytes != NULL) {
+            if (refill_injected(core) < 0) {
+                return -1;
+            }
+        }
+        else {
+            if (uk_random((unsigned char *)core->words, sizeof core->words) < 0) {
+                return -1;
+            }
+            core->position = 0;
+        }
+    }
+    *word = core->words[core->position++];
+    return 0;
+}
+
+/* --- the fast path --------------------------------------------------------------------- */
+
+static int64_t system_clock_ns(void)
+{
+    struct timespec now;
+    if (clock_gettime(CLOCK_REALTIME, &now) != 0) {
+        return -1;
+    }
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+/* V7Layout.ticks_of for now_ns >= 0: floor(now_ns * 2**F / 10**6), exactly. */
+static int64_t ticks_of(const v7_core *core, int64_t now_ns)
+{
+    int64_t ms = now_ns / V7_NS_PER_MS, sub = now_ns % V7_NS_PER_MS;
+    return (ms << core->fraction_bits) + ((sub << core->fraction_bits) / V7_NS_PER_MS);
+}
+
+static int u128_greater(uk_u128 a, uk_u128 b)
+{
+    return a.hi > b.hi || (a.hi == b.hi && a.lo > b.lo);
+}
+
+/* Run the generator's slow path (the pure-Python reference) for this value. */
+static PyObject *call_slow(v7_core *core)
+{
+    if (core->slow == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "V7Core: attach() was not called");
+        return NULL;
+    }
+    core->slow_calls++;
+    PyObject *result = PyObject_CallNoArgs(core->slow);
+    Py_CLEAR(core->pending);
+    return result;
+}
+
+/* The same tick, the counter not exhausted: V7Generator's inlined common case, in C. Returns 0
+   and sets *value, or 1 when the slow path must decide. */
+static int next_value(v7_core *core, int64_t now_tick, uint64_t word, uk_u128 *value)
+{
+    if (now_tick != core->tick) {
+        return 1;
+    }
+    /* RFC 9562 §6.2 Method 2: the counter "MUST be incremented in the least significant
+       position", by a random amount; Method 1 by one (increment_mask 0). */
+    uk_u128 bumped = core->counter;
+    uint64_t add = word & core->increment_mask;
+    bumped.lo += add;
+    bumped.hi += bumped.lo < add;
+    bumped.lo += 1;
+    bumped.hi += bumped.lo == 0;
+    int bits = core->counter_bits;
+    /* RFC 9562 §6.1: "MUST NOT knowingly return duplicate values due to a counter rollover":
+       an exhausted counter goes to the overflow policy. */
+    if (bits >= 64 ? (bumped.hi >> (bits - 64)) != 0 : (bumped.hi != 0 || bumped.lo >> bits)) {
+        return 1;
+    }
+    uk_u128 low = bumped;
+    int tail = core->tail_bits;
+    if (tail) {
+        low.hi = (low.hi << tail) | (low.lo >> (64 - tail));
+        low.lo = (low.lo << tail) | (word & core->tail_mask);
+    }
+    uk_u128 result = core->prefix;
+    result.hi |= (low.hi << 2) | (low.lo >> 62); /* rand_a: bits 62.. of the 74 */
+    result.lo |= low.lo & V7_MASK_62;            /* rand_b */
+    /* RFC 9562 §6.2 "Monotonic Error Checking": the slow path raises when this fails. */
+    if (core->has_last && !u128_greater(result, core->last)) {
+        return 1;
+    }
+    core->counter = bumped;
+    core->last = result;
+    *value = result;
+    return 0;
+}
+
+/* The reading of an injected clock as nanoseconds >= 0, or -1 when the slow path must see it. */
+static int64_t injected_ns(PyObject *reading)
+{
+    if (!PyLong_CheckExact(reading)) {
+        return -1;
+    }
+    int overflow = 0;
+    long long ns = PyLong_AsLongLongAndOverflow(reading, &overflow);
+    if (ns == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return -1;
+    }
+    return overflow || ns < 0 ? -1 : (int64_t)ns;
+}
+
+static PyObject *fast_system(v7_core *core)
+{
+    uint64_t word;
+    uk_u128 value;
+    /* Draw first: a refill may run Python code (signal handlers, os.urandom), so the state is
+       read only afterwards, with nothing in between that could let another thread in. */
+    if (draw(core, &word) < 0) {
+        return NULL;
+    }
+    int64_t now_ns = system_clock_ns();
+    if (!core->ready || core->busy || now_ns < 0 ||
+        next_value(core, ticks_of(core, now_ns), word, &value)) {
+        core->position--; /* the slow path draws this word itself */
+        return call_slow(core);
+    }
+    return uk_make_uuid(value);
+}
+
+static PyObject *fast_injected(v7_core *core)
+{
+    uint64_t word;
+    uk_u128 value;
+    PyObject *reading = PyObject_CallNoArgs(core->clock);
+    if (reading == NULL) {
+        return NULL;
+    }
+    int64_t now_ns = injected_ns(reading);
+    if (draw(core, &word) < 0) {
+        Py_DECREF(reading);
+        return NULL;
+    }
+    if (now_ns < 0 || !core->ready || core->busy ||
+        next_value(core, ticks_of(core, now_ns), word, &value)) {
+        core->position--;
+        Py_XSETREF(core->pending, reading); /* read_clock() hands it to the slow path */
+        return call_slow(core);
+    }
+    Py_DECREF(reading);
+    return uk_make_uuid(value);
+}
+
+static PyObject *core_next(v7_core *core)
+{
+    if (!core->ready || core->busy) {
+        return call_slow(core);
+    }
+    if (core->acquire == NULL) {
+        /* No lock: the system clock, read in C (an injected clock only in the interlock's
+           test, which checks that the busy flag alone keeps this path off taken state). */
+        return core->clock == NULL ? fast_system(core) : fast_injected(core);
+    }
+    /* An injected clock runs Python code: hold the generator's lock around the value, as the
+       pure path does, so no other thread reads the clock between this reading and its use. */
+    PyObject *acquired = PyObject_CallNoArgs(core->acquire);
+    if (acquired == NULL) {
+        return NULL;
+    }
+    Py_DECREF(acquired);
+    PyObject *result = fast_injected(core);
+    PyObject *type, *error, *traceback;
+    PyErr_Fetch(&type, &error, &traceback);
+    PyObject *released = PyObject_CallNoArgs(core->release);
+    if (released == NULL) {
+        Py_XDECREF(type);
+        Py_XDECREF(error);
+        Py_XDECREF(traceback);
+        Py_CLEAR(result);
+        return NULL;
+    }
+    Py_DECREF(released);
+    PyErr_Restore(type, error, traceback);
+    return result;
+}
+
+static PyObject *core_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                 PyObject *kwnames)
+{
+    (void)args;
+    if (PyVectorcall_NARGS(nargsf) != 0 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames))) {
+        PyErr_SetString(PyExc_TypeError, "uuid7() takes no arguments");
+        return NULL;
+    }
+    return core_next((v7_core *)self);
+}
+
+/* --- the slow path's side -------------------------------------------------------------- */
+
+/* enter() -> (counter, last_value) | None: take the state (busy); None when already taken. */
+static PyObject *core_enter(PyObject *self, PyObject *unused)
+{
+    v7_core *core = (v7_core *)self;
+    (void)unused;
+    if (core->busy) {
+        Py_RETURN_NONE;
+    }
+    PyObject *counter = uk_long_from_u128(core->counter);
+    PyObject *last = core->has_last ? uk_long_from_u128(core->last) : PyLong_FromLong(-1);
+    if (counter == NULL || last == NULL) {
+        Py_XDECREF(counter);
+        Py_XDECREF(last);
+        return NULL;
+    }
+    PyObject *state = PyTuple_Pack(2, counter, last);
+    Py_DECREF(counter);
+    Py_DECREF(last);
+    if (state != NULL) {
+        core->busy = 1;
+    }
+    return state;
+}
+
+/* leave(tick, counter, prefix, last_value): give the state back (clears busy). */
+static PyObject *core_leave(PyObject *self, PyObject *args)
+{
+    v7_core *core = (v7_core *)self;
+    long long tick;
+    PyObject *counter, *prefix, *last;
+    core->busy = 0;
+    core->ready = 0; /* until every part below is read */
+    if (!PyArg_ParseTuple(args, "LO!O!O!:leave", &tick, &PyLong_Type, &counter, &PyLong_Type,
+                          &prefix, &PyLong_Type, &last)) {
+        return NULL;
+    }
+    PyObject *zero = PyLong_FromLong(0);
+    int has_last = zero == NULL ? -1 : PyObject_RichCompareBool(last, zero, Py_GE);
+    Py_XDECREF(zero);
+    if (has_last < 0 || uk_long_to_u128(counter, &core->counter) < 0 ||
+        uk_long_to_u128(prefix, &core->prefix) < 0 ||
+        (has_last && uk_long_to_u128(last, &core->last) < 0)) {
+        return NULL;
+    }
+    core->has_last = has_last;
+    core->tick = (int64_t)tick;
+    core->ready = tick >= 0; /* before the first tick, every value is the slow path's */
+    Py_RETURN_NONE;
+}
+
+/* read_clock() -> int: the reading the fast path took and could not use, else the clock. */
+static PyObject *core_read_clock(PyObject *self, PyObject *unused)
+{
+    v7_core *core = (v7_core *)self;
+    (void)unused;
+    if (core->pending != NULL) {
+        PyObject *reading = core->pending;
+        core->pending = NULL;
+        return reading;
+    }
+    if (core->clock != NULL) {
+        return PyObject_CallNoArgs(core->clock);
+    }
+    int64_t now_ns = system_clock_ns();
+    if (now_ns < 0) {
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    return PyLong_FromLongLong(now_ns);
+}
+
+static PyObject *core_iternext(PyObject *self)
+{
+    uint64_t word;
+    if (draw((v7_core *)self, &word) < 0) {
+        return NULL;
+    }
+    return PyLong_FromUnsignedLongLong(word);
+}
+
+/* draw() -> int: the next random word (a whole refill's error if one fails). */
+static PyObject *core_draw(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return core_iternext(self);
+}
+
+/* attach(slow, acquire, release): the generator's slow path and (injected clock) lock. */
+static PyObject *core_attach(PyObject *self, PyObject *args)
+{
+    v7_core *core = (v7_core *)self;
+    PyObject *slow, *acquire, *release;
+    if (!PyArg_ParseTuple(args, "OOO:attach", &slow, &acquire, &release)) {
+        return NULL;
+    }
+    Py_INCREF(slow);
+    Py_XSETREF(core->slow, slow);
+    Py_XSETREF(core->acquire, acquire == Py_None ? NULL : Py_NewRef(acquire));
+    Py_XSETREF(core->release, release == Py_None ? NULL : Py_NewRef(release));
+    Py_RETURN_NONE;
+}
+
+/* reset(): forget the state and every buffered word (a forked child, RFC 9562 §6.9). */
+static PyObject *core_reset(PyObject *self, PyObject *unused)
+{
+    v7_core *core = (v7_core *)self;
+    (void)unused;
+    core->ready = core->busy = core->has_last = 0;
+    core->tick = -1;
+    core->counter.hi = core->counter.lo = 0;
+    core->prefix = core->last = core->counter;
+    core->position = V7_WORDS;
+    Py_CLEAR(core->pending);
+    Py_RETURN_NONE;
+}
+
+/* --- the type -------------------------------------------------------------------------- */
+
+static PyObject *core_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"clock", "random_bytes", "fraction_bits", "counter_bits",
+                               "tail_bits", "increment_bits", NULL};
+    PyObject *clock, *random_bytes;
+    int fraction_bits, counter_bits, tail_bits, increment_bits;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOiiii:V7Core", keywords, &clock,
+                                     &random_bytes, &fraction_bits, &counter_bits, &tail_bits,
+                                     &increment_bits)) {
+        return NULL;
+    }
+    if (fraction_bits < 0 || fraction_bits > 12 || counter_bits < 1 ||
+        counter_bits + tail_bits + fraction_bits > 74 || tail_bits < 0 || tail_bits > 62 ||
+        increment_bits < 0 || increment_bits > 64 || increment_bits >= counter_bits) {
+        PyErr_SetString(PyExc_ValueError, "V7Core: a bit plan it does not handle");
+        return NULL;
+    }
+    v7_core *core = (v7_core *)type->tp_alloc(type, 0);
+    if (core == NULL) {
+        return NULL;
+    }
+    core->vectorcall = core_vectorcall;
+    core->fraction_bits = fraction_bits;
+    core->counter_bits = counter_bits;
+    core->tail_bits = tail_bits;
+    core->tail_mask = tail_bits ? (((uint64_t)1 << tail_bits) - 1) : 0;
+    core->increment_mask = increment_bits == 64 ? ~(uint64_t)0
+                                                : (((uint64_t)1 << increment_bits) - 1);
+    core->clock = clock == Py_None ? NULL : Py_NewRef(clock);
+    core->random_bytes = random_bytes == Py_None ? NULL : Py_NewRef(random_bytes);
+    PyObject *done = core_reset((PyObject *)core, NULL);
+    Py_XDECREF(done);
+    return (PyObject *)core;
+}
+
+static int core_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    v7_core *core = (v7_core *)self;
+    Py_VISIT(core->dict);
+    Py_VISIT(core->clock);
+    Py_VISIT(core->random_bytes);
+    Py_VISIT(core->slow);
+    Py_VISIT(core->acquire);
+    Py_VISIT(core->release);
+    Py_VISIT(core->pending);
+    return 0;
+}
+
+static int core_clear(PyObject *self)
+{
+    v7_core *core = (v7_core *)self;
+    Py_CLEAR(core->dict);
+    Py_CLEAR(core->clock);
+    Py_CLEAR(core->random_bytes);
+    Py_CLEAR(core->slow);
+    Py_CLEAR(core->acquire);
+    Py_CLEAR(core->release);
+    Py_CLEAR(core->pending);
+    return 0;
+}
+
+static void core_dealloc(PyObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    core_clear(self);
+    Py_TYPE(self)->tp_free(self);
+}
+
+/* ready, busy and slow_calls, for the tests that prove which path made a value. */
+static PyObject *core_get_ready(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(((v7_core *)self)->ready);
+}
+
+static PyObject *core_get_busy(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(((v7_core *)self)->busy);
+}
+
+static PyObject *core_get_slow_calls(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromUnsignedLongLong(((v7_core *)self)->slow_calls);
+}
+
+static PyGetSetDef core_getset[] = {
+    {"slow_calls", core_get_slow_calls, NULL, "How many calls the slow path made.", NULL},
+    {"ready", core_get_ready, NULL, "True when the fast path may make the next value.", NULL},
+    {"busy", core_get_busy, NULL, "True while the slow path holds the state.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef core_methods[] = {
+    {"enter", core_enter, METH_NOARGS,
+     "enter() -> (counter, last_value) | None: take the state for the slow path (sets busy); "
+     "None when it is already taken."},
+    {"leave", core_leave, METH_VARARGS,
+     "leave(tick, counter, prefix, last_value): give the state back (clears busy)."},
+    {"read_clock", core_read_clock, METH_NOARGS,
+     "read_clock() -> int: the reading the fast path handed over, else the clock's."},
+    {"draw", core_draw, METH_NOARGS, "draw() -> int: the next random 64-bit word."},
+    {"attach", core_attach, METH_VARARGS,
+     "attach(slow, acquire, release): the generator's slow path and, for an injected clock, "
+     "its lock's acquire and release (else None)."},
+    {"reset", core_reset, METH_NOARGS,
+     "reset(): forget the state and the buffered random words (in a forked child)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject v7_core_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "uuidkit._speedups.V7Core",
+    .tp_basicsize = sizeof(v7_core),
+    .tp_dealloc = core_dealloc,
+    .tp_vectorcall_offset = offsetof(v7_core, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "The compiled hot path of one V7Generator (see uuidkit.generators.v7).",
+    .tp_traverse = core_traverse,
+    .tp_clear = core_clear,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = core_iternext,
+    .tp_methods = core_methods,
+    .tp_getset = core_getset,
+    .tp_dictoffset = offsetof(v7_core, dict),
+    .tp_new = core_new,
+};
+
+int uk_v7_init(PyObject *module)
+{
+#ifdef Py_GIL_DISABLED
+    /* The fast path's atomicity is the GIL's: without one, V7Generator stays pure Python. */
+    (void)module;
+    return 0;
+#else
+    if (PyType_Ready(&v7_core_type) < 0) {
+        return -1;
+    }
+    Py_INCREF(&v7_core_type);
+    if (PyModule_AddObject(module, "V7Core", (PyObject *)&v7_core_type) < 0) {
+        Py_DECREF(&v7_core_type);
+        return -1;
+    }
+    return 0;
+#endif
+}

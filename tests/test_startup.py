@@ -1,0 +1,152 @@
+"""Start-up: ``import uuidkit`` loads the core only, and ``uuidkit gen`` only what it runs.
+
+Each check runs a fresh interpreter with ``-S`` (no site-packages hooks that import things
+of their own) on the compiled path and on the pure path (``UUIDKIT_PURE=1``), and reads the
+modules it loaded: from ``sys.modules`` after ``import uuidkit``, and from ``-X importtime``
+for a whole ``python -m uuidkit gen`` run. Speed itself is measured in bench/, not here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import uuidkit
+
+#: The directory holding the uuidkit under test (a source tree or site-packages).
+LOCATION = str(Path(uuidkit.__file__).resolve().parent.parent)
+
+#: Parts of uuidkit that load when first used, never at ``import uuidkit``.
+LAZY_PACKAGES = [
+    "uuidkit.bridge",
+    "uuidkit.bulk",
+    "uuidkit.cli",
+    "uuidkit.daemon",
+    "uuidkit.generators",
+    "uuidkit.integrations",
+    "uuidkit.legacy",
+    "uuidkit.net",
+    "uuidkit.nodelayouts",
+    "uuidkit.testing",
+    "uuidkit.timeranges",
+    "uuidkit.uiap",
+]
+#: Standard-library modules the core does not need at import (each costs a millisecond or
+#: more, or pulls in a chain that does). ``import uuid`` itself loads re, enum and platform.
+HEAVY_STDLIB = [
+    "argparse",
+    "ast",
+    "asyncio",
+    "dataclasses",
+    "hashlib",
+    "inspect",
+    "json",
+    "random",
+    "secrets",
+    "shutil",
+    "socket",
+    "threading",
+]
+
+PATHS = pytest.mark.parametrize("pure", ["0", "1"], ids=["default-path", "pure-path"])
+
+
+def _environment(pure: str) -> dict[str, str]:
+    environment = dict(os.environ, PYTHONPATH=LOCATION, UUIDKIT_PURE=pure)
+    environment.pop("PYTHONSTARTUP", None)
+    return environment
+
+
+def _loaded_after(script: str, pure: str) -> set[str]:
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", script],
+        env=_environment(pure),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return set(json.loads(result.stdout.splitlines()[-1]))
+
+
+def _offenders(loaded: set[str], forbidden: list[str]) -> list[str]:
+    return sorted(
+        module
+        for module in loaded
+        if any(module == name or module.startswith(name + ".") for name in forbidden)
+    )
+
+
+@PATHS
+def test_import_loads_only_the_core(pure: str) -> None:
+    loaded = _loaded_after(
+        "import json, sys; import uuidkit; print(json.dumps(list(sys.modules)))", pure
+    )
+    assert "uuidkit.fields" in loaded and "uuidkit.parse" in loaded
+    loaded.discard("json")  # the probe's own
+    loaded -= {module for module in loaded if module.startswith("json.")}
+    assert _offenders(loaded, LAZY_PACKAGES + HEAVY_STDLIB) == []
+
+
+@PATHS
+def test_lazy_names_load_on_first_use_and_stay(pure: str) -> None:
+    script = """
+import json, sys
+import uuidkit
+names = set(dir(uuidkit))
+assert set(uuidkit.__all__) <= names, set(uuidkit.__all__) - names
+from uuidkit import uuid7
+assert "uuidkit.generators" in sys.modules
+import uuidkit.generators
+assert uuid7 is uuidkit.uuid7 is uuidkit.generators.uuid7
+assert uuidkit.uuid6().version == 6 and uuid7().version == 7
+assert "uuid7" in vars(uuidkit)  # cached: the next lookup is a plain attribute
+print(json.dumps(list(sys.modules)))
+"""
+    loaded = _loaded_after(script, pure)
+    assert "uuidkit.generators.defaults" in loaded
+    assert _offenders(loaded, ["uuidkit.generators.statefile", "uuidkit.generators.shared"]) == []
+
+
+def _imported_by_gen(pure: str, *arguments: str) -> tuple[set[str], list[str]]:
+    result = subprocess.run(
+        [sys.executable, "-S", "-X", "importtime", "-m", "uuidkit", "gen", *arguments],
+        env=_environment(pure),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("import time:")]
+    return {line.rsplit("|", 1)[1].strip() for line in lines[1:]}, result.stdout.splitlines()
+
+
+@PATHS
+def test_gen_loads_neither_other_commands_nor_the_parser(pure: str) -> None:
+    loaded, output = _imported_by_gen(pure)
+    assert len(output) == 1
+    assert "uuidkit.generators.defaults" in loaded  # it did make a UUIDv7
+    forbidden = [
+        "uuidkit.cli.state_commands",
+        "uuidkit.cli.uiap_commands",
+        "uuidkit.nodelayouts",
+        "uuidkit.bridge",
+        "uuidkit.uiap",
+        "json",
+        # argparse builds its help formatter, and the terminal-size probe imports shutil,
+        # only when a parser is built: the plain `gen` does not build one.
+        "shutil",
+    ]
+    assert _offenders(loaded, forbidden) == []
+
+
+def test_gen_with_flags_outside_the_plain_form_still_runs() -> None:
+    loaded, output = _imported_by_gen("0", "-u", "uuid4", "-C", "2")
+    assert [uuidkit.parse(line).version for line in output] == [4, 4]
+    assert "shutil" in loaded  # went through argparse
+    assert _offenders(loaded, ["uuidkit.cli.state_commands", "uuidkit.cli.uiap_commands"]) == []
