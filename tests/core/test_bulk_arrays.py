@@ -303,3 +303,24 @@ def test_timestamps_agree_on_both_paths(values: list[tuple[int, int, bool]]) -> 
         found = _on_both_paths(lambda: bulk.timestamps(made).tolist(), monkeypatch)
     if not isinstance(found, tuple):
         assert len(found) == len(made)
+
+
+edge_ints = st.one_of(
+    st.integers(0, (1 << 128) - 1),
+    st.sampled_from([0, 1, (1 << 128) - 1, 1 << 127, (1 << 120) - 1, 1 << 120, 1 << 30, 1 << 60]),
+    st.integers(0, 127).map(lambda bits: (1 << bits) - 1),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(values=st.lists(edge_ints, max_size=20))
+def test_lists_of_uuids_and_ints_convert_on_both_paths(values: list[int]) -> None:
+    """Every digit count of a 128-bit int (the compiled path reads an int's digits)."""
+    made = [uuid.UUID(int=value) for value in values]
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        assert _on_both_paths(lambda: bulk.from_list(made), monkeypatch) == made
+        found = _on_both_paths(lambda: bulk.format(made), monkeypatch)
+        assert found == [str(value) for value in made]
+        records = bytes(bulk._records_of_ints(values))
+        assert records == b"".join(value.bytes for value in made)
+        assert bulk._uuids_of_ints(values) == made
