@@ -98,6 +98,10 @@ def _per_call_rows(cpython: ModuleType | None) -> dict[str, list[Row]]:
             ("uuidkit.format_uuid(u)", lambda: uuidkit.format_uuid(value)),
             ("uuidkit.to_hyphenated(u)", lambda: uuidkit.to_hyphenated(value)),
         ],
+        "bytes": [
+            ("stdlib u.bytes", lambda: value.bytes),
+            ("uuidkit.to_bytes(u)", lambda: uuidkit.to_bytes(value)),
+        ],
         "fields": [
             ("stdlib u.fields", lambda: value.fields),
             ("uuidkit.fields(u)", lambda: uuidkit.fields(value)),

@@ -667,6 +667,9 @@ static struct PyModuleDef speedups_module = {
     NULL,                  NULL,
 };
 
+/* uuidkit._speedups.GregorianCore (_speedups_gregorian.c). */
+int uk_gregorian_add(PyObject *module);
+
 static int add_methods(PyObject *module, PyMethodDef *methods)
 {
     return PyModule_AddFunctions(module, methods);
@@ -697,7 +700,8 @@ PyMODINIT_FUNC PyInit__speedups(void)
         return NULL;
     }
     if (add_methods(module, core_methods) < 0 || add_methods(module, uk_text_methods) < 0 ||
-        add_methods(module, uk_bulk_methods) < 0 || uk_v7_init(module) < 0) {
+        add_methods(module, uk_bulk_methods) < 0 || uk_v7_init(module) < 0 ||
+        uk_gregorian_add(module) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -207,10 +207,12 @@ def _time_based(version: int, n: int, into: str) -> Any:
         if into == "list":
             return _uuids_of_ints(defaults.DEFAULT_V7.generate_ints(n))
         return _wrap(_records_of_ints(defaults.DEFAULT_V7.generate_ints(n)), into)
+    # v1/v6: one block of the default generator (its compiled core's loop when built).
     generator = defaults.DEFAULT_V1 if version == 1 else defaults.DEFAULT_V6
-    with _collector_paused():
-        values = generator.generate(n)
-    return values if into == "list" else _wrap(_records_of_uuids(values), into)
+    if into == "list":
+        with _collector_paused():
+            return generator.generate(n)
+    return _wrap(_records_of_ints(generator.generate_ints(n)), into)
 
 
 def generate(version: int, n: int, *, into: Into = "list") -> Any:

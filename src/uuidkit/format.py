@@ -47,7 +47,10 @@ def to_hyphenated(u: UUID) -> str:
 
     References: RFC 9562 §4 (Figure 1).
     """
-    return str(_checked(u))
+    if type(u) is UUID:  # the common case, written here: cheaper than str(u)'s own __str__
+        digits = u.int.to_bytes(16).hex()
+        return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
+    return str(_checked(u))  # a subclass keeps its own __str__
 
 
 def to_upper(u: UUID) -> str:
@@ -95,7 +98,9 @@ def to_bytes(u: UUID) -> bytes:
 
     References: RFC 9562 §4 ("sequencing all fields in big-endian format").
     """
-    return _checked(u).bytes
+    if type(u) is UUID:  # what UUID.bytes computes, without its property call
+        return u.int.to_bytes(16)
+    return _checked(u).bytes  # a subclass keeps its own bytes
 
 
 def to_bytes_le(u: UUID) -> bytes:
@@ -131,7 +136,12 @@ FORMAT_STYLES: Final[dict[str, Callable[[UUID], str]]] = {
 }
 
 
-def format_uuid(u: UUID, style: str = "hyphenated") -> str:
+#: The default style, compared by identity on the fast path of :func:`format_uuid` (string
+#: literals are interned, so ``format_uuid(u, "hyphenated")`` takes it too).
+_HYPHENATED: Final = "hyphenated"
+
+
+def format_uuid(u: UUID, style: str = _HYPHENATED) -> str:
     """``u`` as text in ``style``, one of :data:`FORMAT_STYLES`.
 
     ``int`` is the decimal integer and ``bytes_le`` the 32 hex digits of the GUID byte
@@ -141,6 +151,11 @@ def format_uuid(u: UUID, style: str = "hyphenated") -> str:
 
     References: RFC 9562 §4.
     """
+    # The common case in this one frame, as to_hyphenated writes it: no lookup, no call. An
+    # identity test never runs a foreign __eq__; any other style goes through the table.
+    if style is _HYPHENATED and type(u) is UUID:
+        digits = u.int.to_bytes(16).hex()
+        return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
     # isinstance first: an unhashable argument must not escape as TypeError from dict.get.
     formatter = FORMAT_STYLES.get(style) if isinstance(style, str) else None
     if formatter is None:

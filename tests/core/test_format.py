@@ -135,3 +135,38 @@ def test_every_form_reads_back(value: int) -> None:
     assert set(FORMAT_STYLES) == text_styles | set(SCHEMES)
     for scheme in SCHEMES:
         assert decode(format_uuid(u, scheme), scheme) == u
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(min_value=0, max_value=(1 << 128) - 1))
+def test_the_fast_canonical_form_is_the_standard_librarys(value: int) -> None:
+    # format_uuid and to_hyphenated write the common case themselves (RFC 9562 §4 Figure 1),
+    # to_bytes computes the octets itself: each must equal what uuid.UUID returns.
+    u = uuid.UUID(int=value)
+    spelled = "".join(["hyphen", "ated"])  # equal to the default, but not the same object
+    assert format_uuid(u) == format_uuid(u, spelled) == to_hyphenated(u) == str(u)
+    assert to_bytes(u) == u.bytes
+
+
+class _Odd(uuid.UUID):
+    """A subclass that writes itself its own way."""
+
+    def __str__(self) -> str:
+        return "odd:" + super().__str__()
+
+    @property
+    def bytes(self) -> bytes:
+        return b"odd" + super().bytes
+
+
+def test_a_subclass_keeps_its_own_str_and_bytes() -> None:
+    odd = _Odd(int=FIGURE_1.int)
+    assert to_hyphenated(odd) == format_uuid(odd) == "odd:" + str(FIGURE_1)
+    assert to_bytes(odd) == b"odd" + FIGURE_1.bytes
+
+
+def test_a_style_that_only_equals_hyphenated_is_hyphenated() -> None:
+    class Style(str):
+        pass
+
+    assert format_uuid(FIGURE_1, Style("hyphenated")) == str(FIGURE_1)

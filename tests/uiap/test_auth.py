@@ -190,6 +190,22 @@ def test_senders_are_keyed_by_interface_too() -> None:
     assert receiver.senders == 2
 
 
+def test_a_datagram_replayed_on_another_link_is_accepted_once_there() -> None:
+    """The replay table is keyed by (source, arrival interface), and the MAC cannot cover
+    the interface (a scope ID is local to each host): a datagram recorded on one link and
+    replayed on another of the receiver's links passes once there, then is a replay like
+    any other; one older than the sender's latest datagram on that link never passes."""
+    sender, receiver = make(seed=1), make(seed=2)
+    recorded = sender.seal(MESSAGE, SRC, GROUP, "e")
+    assert receiver.open(recorded, SRC, GROUP, "a") == MESSAGE
+    assert receiver.open(recorded, SRC, GROUP, "b") == MESSAGE  # another link: new entry
+    assert receiver.open(recorded, SRC, GROUP, "b") is None
+    later = sender.seal(MESSAGE, SRC, GROUP, "e")
+    assert receiver.open(later, SRC, GROUP, "c") == MESSAGE
+    assert receiver.open(recorded, SRC, GROUP, "c") is None  # PC below the latest seen on c
+    assert receiver.stats.dropped[AuthDrop.REPLAY] == 2
+
+
 @pytest.mark.parametrize(
     ("text", "problem"),
     [

@@ -2,10 +2,14 @@
 
 The socket file is created with mode 0660 and never exists with wider permissions: it is
 bound inside a fresh private directory (mode 0700, random name, next to the target) under
-a umask of 0117, then renamed into place. A stale socket left by a crashed daemon (nobody
-accepts on it) is replaced by that rename; a live one, or any other file, is refused. On
-stop the socket file is removed only if it is still the one this process created (same
-device and inode).
+a umask of 0117, listens, then is renamed into place. A file already at the path is
+replaced only if it is a socket that is provably dead: a connect (bounded by a timeout) is
+refused (ECONNREFUSED) or finds it gone (ENOENT). A live socket, one that cannot be probed
+(EACCES, a full queue, a timeout) and anything that is not a socket are kept, and the start
+fails naming the path. The probe and the rename run under an ``flock`` of the directory, so
+two daemons starting on one path take turns instead of both replacing the same stale file.
+On stop the socket file is removed, under the same lock, only if it is still the one this
+process created (same device and inode).
 
 Every client is isolated: a line longer than :data:`~uuidkit.uiap.api.MAX_LINE_OCTETS`,
 half a line followed by silence for ``request_timeout`` seconds, no request at all for
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import itertools
 import logging
 import os
@@ -28,7 +33,9 @@ import socket
 import stat
 import struct
 import tempfile
+import time
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 from uuidkit.daemon.config import DaemonConfig
@@ -53,52 +60,97 @@ _PEERCRED = struct.Struct("3i")
 #: Connections the kernel queues before the daemon accepts them (the kernel caps it at
 #: net.core.somaxconn).
 _BACKLOG = 4096
+#: Seconds a probe of an existing socket file may take before it counts as "not provably
+#: dead" (a live daemon whose queue is full does not answer at once).
+_PROBE_TIMEOUT_S = 1.0
+#: Seconds to wait for the socket directory's lock (another daemon starting there).
+_LOCK_WAIT_S = 10.0
 
 
 class SocketError(OSError):
     """The API socket cannot be created at the configured path."""
 
 
-def bind_api_socket(path: str) -> tuple[socket.socket, tuple[int, int]]:
-    """A listening socket at ``path`` (mode 0660) and its (device, inode)."""
+def bind_api_socket(
+    path: str, *, lock_wait: float = _LOCK_WAIT_S
+) -> tuple[socket.socket, tuple[int, int]]:
+    """A listening socket at ``path`` (mode 0660) and its (device, inode).
+
+    Under the directory's lock (see :func:`_directory_lock`): refuse a live socket or
+    anything that is not a provably dead socket, bind in a private directory, listen, and
+    only then rename into place, so no probe ever finds a starting daemon's socket refusing.
+    """
     path = os.path.abspath(path)
     directory = os.path.dirname(path)
-    _refuse_live_or_foreign(path)
-    private = tempfile.mkdtemp(prefix=".uiapd-", dir=directory)
-    temporary = os.path.join(private, "api.sock")
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
-    try:
-        previous = os.umask(0o117)
+    with _directory_lock(directory, lock_wait):
+        _refuse_live_or_foreign(path)
+        private = tempfile.mkdtemp(prefix=".uiapd-", dir=directory)
+        temporary = os.path.join(private, "api.sock")
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
         try:
-            sock.bind(temporary)
+            previous = os.umask(0o117)
+            try:
+                sock.bind(temporary)
+            finally:
+                os.umask(previous)
+            os.chmod(temporary, 0o660)
+            sock.listen(_BACKLOG)
+            os.rename(temporary, path)
+            info = os.lstat(path)
+        except OSError:
+            sock.close()
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+            raise
         finally:
-            os.umask(previous)
-        os.chmod(temporary, 0o660)
-        os.rename(temporary, path)
-        info = os.lstat(path)
-        sock.listen(_BACKLOG)
-    except OSError:
-        sock.close()
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
-    finally:
-        os.rmdir(private)
+            os.rmdir(private)
     return sock, (info.st_dev, info.st_ino)
 
 
+@contextlib.contextmanager
+def _directory_lock(directory: str, wait: float) -> Iterator[None]:
+    """An ``flock`` on the socket's directory, for the probe and the rename (and the removal
+    at stop): two daemons starting on one path take turns, so they cannot both find the
+    same stale file and replace each other's socket. Waits at most ``wait`` seconds."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise SocketError(
+                        f"{directory} stayed locked for {wait} s (another daemon starting or "
+                        "stopping there?); try again"
+                    ) from None
+                time.sleep(0.01)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def _refuse_live_or_foreign(path: str) -> None:
+    """Return only if nothing is at ``path`` or it is a socket provably nobody serves."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
         return
     if not stat.S_ISSOCK(info.st_mode):
         raise SocketError(f"{path} exists and is not a socket; refusing to replace it")
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+    probe.settimeout(_PROBE_TIMEOUT_S)
     try:
         probe.connect(path)
-    except OSError:
-        return  # stale: nobody accepts on it; the rename replaces it
+    except (ConnectionRefusedError, FileNotFoundError):
+        return  # stale (nobody accepts on it) or gone: the rename replaces it
+    except OSError as error:
+        # EACCES, a full queue (EAGAIN), a timeout: someone may well be serving it.
+        reason = error.strerror or type(error).__name__
+        raise SocketError(
+            f"{path} exists and cannot be proven stale ({reason}); refusing to replace it"
+        ) from None
     finally:
         probe.close()
     raise SocketError(f"another process is serving {path}")
@@ -153,13 +205,18 @@ class APIServer:
         self._remove_socket_file()
 
     def _remove_socket_file(self) -> None:
+        """Unlink the socket file if it is still ours, under the directory lock (a daemon
+        starting meanwhile may replace it between our check and our unlink otherwise)."""
         if self._identity is None:
             return
-        with contextlib.suppress(FileNotFoundError):
-            info = os.lstat(self._path)
-            if (info.st_dev, info.st_ino) == self._identity:
-                os.unlink(self._path)
-        self._identity = None
+        identity, self._identity = self._identity, None
+        try:
+            with _directory_lock(os.path.dirname(self._path), 2.0):
+                info = os.lstat(self._path)
+                if (info.st_dev, info.st_ino) == identity:
+                    os.unlink(self._path)
+        except OSError as error:  # SocketError included: a stale file, replaced next start
+            _log.warning("socket file %s left in place: %s", self._path, error)
 
     def stats(self) -> dict[str, Any]:
         return {

@@ -8,11 +8,12 @@ References: RFC 9562 §5.1, §5.6, §5.7, §6.2, §6.9, §6.10.
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 from uuid import UUID
 
-from uuidkit._bits import CLOCK_SEQ_BITS, check_field
+from uuidkit._accel import SPEEDUPS
 from uuidkit.generators.gregorian import V1Generator, V6Generator, _GregorianGenerator
 from uuidkit.generators.v7 import V7Generator
 
@@ -30,20 +31,24 @@ DEFAULT_V7: Final = V7Generator()
 #: References: RFC 9562 §5.7, §6.2.
 uuid7: Final[Callable[[], UUID]] = DEFAULT_V7.next
 
-_NODE_BITS: Final = 48
+
+def _published(generator: _GregorianGenerator, reference: Callable[..., UUID], name: str) -> Any:
+    """``generator.next`` (one Python frame, or the compiled core) as the module function.
+
+    ``reference`` is the documented twin: same signature and result, one frame more. The
+    published function carries its name, docstring and ``__wrapped__`` (so ``help``,
+    ``inspect.signature`` and pickle see the reference).
+    """
+    function: Any = generator.next
+    if SPEEDUPS is not None and not isinstance(function, types.FunctionType):
+        function = SPEEDUPS.twin(function)
+    function.__module__, function.__doc__ = reference.__module__, reference.__doc__
+    function.__name__ = function.__qualname__ = name
+    function.__wrapped__ = reference
+    return function
 
 
-def _with_fields(generator: _GregorianGenerator, node: int | None, clock_seq: int | None) -> UUID:
-    if node is None and clock_seq is None:
-        return generator()
-    if node is not None:
-        check_field("node", node, _NODE_BITS)
-    if clock_seq is not None:
-        check_field("clock_seq", clock_seq, CLOCK_SEQ_BITS)
-    return generator.with_fields(node, clock_seq)
-
-
-def uuid1(node: int | None = None, clock_seq: int | None = None) -> UUID:
+def _uuid1(node: int | None = None, clock_seq: int | None = None) -> UUID:
     """A new UUIDv1, as :func:`uuid.uuid1` but with a random multicast node by default.
 
     ``node`` (48 bits) and ``clock_seq`` (14 bits) replace the default generator's own for
@@ -51,12 +56,19 @@ def uuid1(node: int | None = None, clock_seq: int | None = None) -> UUID:
 
     References: RFC 9562 §5.1, §6.10; RFC 4122 §4.2.1.
     """
-    return _with_fields(DEFAULT_V1, node, clock_seq)
+    return DEFAULT_V1.next(node, clock_seq)
 
 
-def uuid6(node: int | None = None, clock_seq: int | None = None) -> UUID:
+def _uuid6(node: int | None = None, clock_seq: int | None = None) -> UUID:
     """A new UUIDv6 with a fresh pseudorandom clock_seq and node unless given.
 
     References: RFC 9562 §5.6, §6.10.
     """
-    return _with_fields(DEFAULT_V6, node, clock_seq)
+    return DEFAULT_V6.next(node, clock_seq)
+
+
+# The module functions are the generators' own hot paths, carrying the references' names.
+#: A new UUIDv1 from :data:`DEFAULT_V1` (see :func:`_uuid1`, its documented twin).
+uuid1: Final[Callable[..., UUID]] = _published(DEFAULT_V1, _uuid1, "uuid1")
+#: A new UUIDv6 from :data:`DEFAULT_V6` (see :func:`_uuid6`, its documented twin).
+uuid6: Final[Callable[..., UUID]] = _published(DEFAULT_V6, _uuid6, "uuid6")

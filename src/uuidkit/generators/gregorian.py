@@ -10,16 +10,15 @@ References: RFC 9562 §5.1, §5.6, §6.1, §6.2, §6.10; RFC 4122 §4.1.5, §4.2
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 from uuid import UUID
 
 from uuidkit import _system
-from uuidkit._bits import CLOCK_SEQ_BITS, MASK_14, MASK_48, MASK_60, check_field
-from uuidkit._construct import from_int_unchecked
-from uuidkit.errors import GeneratorError, InvalidField
+from uuidkit._bits import CLOCK_SEQ_BITS, MASK_14, MASK_60, check_field
+from uuidkit.errors import InvalidField
+from uuidkit.generators._gregorian_engine import GregorianEngine, build_pure_next
 from uuidkit.generators._policy import (
     Clock,
     ClockRegression,
@@ -31,12 +30,10 @@ from uuidkit.generators._policy import (
     check_count,
     check_int,
     register_for_fork,
-    word_stream,
 )
-from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS, RESTART, SAME, Timeline
-from uuidkit.generators.node import MULTICAST_BIT, NODE_BITS, NodePolicy, random_node, resolve_node
-from uuidkit.layouts import v1_int, v6_int
-from uuidkit.timestamps import NS_PER_TICK, unix_ns_to_gregorian_ticks
+from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS, Timeline
+from uuidkit.generators.node import NODE_BITS, NodePolicy, resolve_node
+from uuidkit.timestamps import NS_PER_TICK
 
 __all__ = ["GregorianConfig", "V1Generator", "V6Generator"]
 
@@ -102,25 +99,15 @@ V6_DEFAULT: Final = GregorianConfig(
 
 
 class _GregorianGenerator:
-    """Shared machinery of :class:`V1Generator` and :class:`V6Generator`."""
+    """Shared machinery of :class:`V1Generator` and :class:`V6Generator`.
 
-    __slots__ = (
-        "__weakref__",
-        "_budget",
-        "_clock",
-        "_index",
-        "_last_tick",
-        "_lock",
-        "_node_is_random",
-        "_random_bytes",
-        "_timeline",
-        "_words",
-        "clock_seq",
-        "config",
-        "node",
-    )
+    The state and every rare case live in a
+    :class:`~uuidkit.generators._gregorian_engine.GregorianEngine`; :attr:`next` is the hot
+    path: one Python function, or the compiled core's when the accelerator is built.
+    """
+
+    __slots__ = ("__weakref__", "_engine", "config", "next")
     _VERSION: int = 1
-    _pack: Callable[[int, int, int], int] = staticmethod(v1_int)
 
     def __init__(
         self,
@@ -148,25 +135,40 @@ class _GregorianGenerator:
             check_field("node", node, NODE_BITS)
         if clock_seq is not None:
             check_field("clock_seq", clock_seq, CLOCK_SEQ_BITS)
-        self._clock = clock
-        self._random_bytes = random_bytes
-        self._lock = threading.Lock()
-        self._timeline = self._make_timeline(clock, sleep_ns, monotonic_ns)
-        #: Timestamps per clock interval (RFC 4122 §4.2.1.2), and the next one's index.
-        self._budget = self.config.clock_resolution_ns // NS_PER_TICK
-        self._index = 0
         # A node this generator drew at random is replaced in a forked child (see
         # reset_after_fork); a node the caller chose is kept.
-        self._node_is_random = node is None and self.config.node is NodePolicy.RANDOM
-        #: 48-bit node in use (RFC 9562 §5.1).
-        self.node = resolve_node(self.config.node, random_bytes) if node is None else node
+        node_is_random = node is None and self.config.node is NodePolicy.RANDOM
+        chosen_node = resolve_node(self.config.node, random_bytes) if node is None else node
         # RFC 9562 §5.1: "The clock sequence MUST be originally ... initialized to a random
         # number"; "The initial value MUST NOT be correlated to the Node ID".
-        #: 14-bit clock sequence in use.
-        self.clock_seq = self._random_clock_seq() if clock_seq is None else clock_seq
-        self._last_tick = -1
-        self._words: Iterator[int] = iter(())
+        if clock_seq is None:
+            clock_seq = int.from_bytes(random_bytes(2)) & MASK_14
+        self._engine = GregorianEngine(
+            self.config,
+            self._VERSION,
+            self._make_timeline(clock, sleep_ns, monotonic_ns),
+            (chosen_node, clock_seq, node_is_random),
+            (clock, random_bytes, sleep_ns, monotonic_ns),
+        )
+        core = self._engine.core
+        #: The next UUID, as :meth:`__call__` but one call level less; ``next(node,
+        #: clock_seq)`` replaces either field for one value (as :meth:`with_fields`).
+        self.next: Callable[..., UUID] = (
+            core.next if core is not None else build_pure_next(self._engine)
+        )
         register_for_fork(self)
+
+    @property
+    def node(self) -> int:
+        """The 48-bit node in use (RFC 9562 §5.1); change it with :meth:`set_node`."""
+        node: int = self._engine.state.node
+        return node
+
+    @property
+    def clock_seq(self) -> int:
+        """The 14-bit clock sequence in use (RFC 9562 §5.1)."""
+        clock_seq: int = self._engine.state.clock_seq
+        return clock_seq
 
     def _make_timeline(self, clock: Clock, sleep_ns: Sleep, monotonic_ns: Clock) -> Timeline:
         config = self.config
@@ -176,7 +178,7 @@ class _GregorianGenerator:
             regression=config.regression,
             window_ticks=config.regression_window_ms * NS_PER_MS // resolution,
             ahead_ticks=config.max_ahead_ms * NS_PER_MS // resolution,
-            # RFC 9562 §5.1: the timestamp is 60 bits; checked per value in _next_tick.
+            # RFC 9562 §5.1: the timestamp is 60 bits; checked per value by the engine.
             max_tick=(MASK_60 + 1) * NS_PER_TICK // resolution,
             tick_ns=resolution,
             ticks_of=lambda now_ns: now_ns // resolution,
@@ -197,24 +199,40 @@ class _GregorianGenerator:
     def _check_config(config: GregorianConfig) -> None:
         """Refuse a configuration this version's spec forbids (none for the base class)."""
 
-    def _random_clock_seq(self) -> int:
-        return int.from_bytes(self._random_bytes(2)) & MASK_14
-
     def __call__(self) -> UUID:
         """The next UUID of this generator's version.
 
         References: RFC 9562 §5.1, §5.6; RFC 4122 §4.2.1.
         """
-        with self._lock:
-            return from_int_unchecked(self._next_int())
+        return self.next()
 
     def generate(self, count: int) -> list[UUID]:
         """``count`` consecutive UUIDs with increasing timestamps, under one lock acquisition.
 
         References: RFC 9562 §6.2 (batch monotonicity).
         """
-        with self._lock:
-            return [from_int_unchecked(self._next_int()) for _ in range(check_count(count))]
+        return self._block(check_count(count), True)  # type: ignore[return-value]
+
+    def generate_ints(self, count: int) -> list[int]:
+        """Like :meth:`generate`, as 128-bit integers (no ``UUID`` objects to allocate).
+
+        References: RFC 9562 §6.2.
+        """
+        return self._block(check_count(count), False)  # type: ignore[return-value]
+
+    def _block(self, count: int, as_uuids: bool) -> list[UUID] | list[int]:
+        engine = self._engine
+        was_busy = engine.enter()
+        try:
+            if engine.core is not None:
+                values: list[UUID] | list[int] = engine.core.block(count, as_uuids)
+                return values
+            next_uuid = self.next  # the lock is re-entrant: still one acquisition
+            if as_uuids:
+                return [next_uuid() for _ in range(count)]
+            return [next_uuid().int for _ in range(count)]
+        finally:
+            engine.leave(was_busy)
 
     def with_fields(self, node: int | None, clock_seq: int | None) -> UUID:
         """The next UUID, with ``node`` and/or ``clock_seq`` replacing the generator's own.
@@ -225,16 +243,7 @@ class _GregorianGenerator:
 
         References: RFC 9562 §5.1, §5.6.
         """
-        with self._lock:
-            tick = self._next_tick()
-            own_clock_seq, own_node = self._fields_for_next_uuid()
-        return from_int_unchecked(
-            self._pack(
-                tick,
-                own_clock_seq if clock_seq is None else clock_seq,
-                own_node if node is None else node,
-            )
-        )
+        return self._engine.with_fields(node, clock_seq)
 
     def set_node(self, node: int) -> None:
         """Use ``node`` from now on; a different node gets a fresh random clock sequence.
@@ -242,12 +251,7 @@ class _GregorianGenerator:
         References: RFC 9562 §5.1 ("if the Node ID changes ..., setting the clock sequence to
         a random number minimizes the probability of a duplicate").
         """
-        check_field("node", node, NODE_BITS)
-        with self._lock:
-            self._node_is_random = False
-            if node != self.node:
-                self.node = node
-                self.clock_seq = self._random_clock_seq()
+        self._engine.set_node(node)
 
     def reset_after_fork(self) -> None:
         """In a forked child: new lock, new random node (if it was random), new clock sequence.
@@ -255,68 +259,11 @@ class _GregorianGenerator:
         A random node is drawn afresh, so sibling children of one parent differ in 47 random
         node bits and cannot emit one another's values; a node the caller fixed is kept, and
         only the clock sequence (14 bits) separates the child from its parent and siblings.
+        Buffered random words (the compiled core's too) are discarded.
 
         References: RFC 9562 §6.9 (reseed upon process forks), §6.10.
         """
-        self._lock = threading.Lock()
-        self._words = iter(())
-        self._timeline.reset()
-        self._last_tick = -1
-        if self._node_is_random:
-            self.node = random_node(self._random_bytes)
-            self.clock_seq = self._random_clock_seq()
-        else:
-            # A different clock sequence from the parent's (+1 to +2**14-1).
-            self.clock_seq = (self.clock_seq + 1 + (self._random_clock_seq() % MASK_14)) & MASK_14
-
-    def _next_int(self) -> int:
-        tick = self._next_tick()
-        return self._pack(tick, *self._fields_for_next_uuid())
-
-    def _fields_for_next_uuid(self) -> tuple[int, int]:
-        """(clock_seq, node) of the next UUID."""
-        if not self.config.random_per_uuid:
-            return self.clock_seq, self.node
-        # RFC 9562 §5.6: clock_seq and node "SHOULD be reset to a pseudorandom value for
-        # each new UUIDv6"; a random node MUST carry the multicast bit (§6.10).
-        bits = next(self._words, None)
-        if bits is None:
-            self._words = word_stream(self._random_bytes)
-            bits = next(self._words)
-        return bits >> 50, (bits & MASK_48) | MULTICAST_BIT
-
-    def _next_tick(self) -> int:
-        """The next 60-bit timestamp: a clock interval's start plus the index within it.
-
-        Every decision about time is the shared :class:`Timeline`'s; a RESTART (an accepted
-        regression) changes the clock sequence, as RFC 9562 §5.1 requires.
-        """
-        timeline = self._timeline
-        interval = self._clock() // self.config.clock_resolution_ns
-        move = SAME if interval == timeline.tick else timeline.reading(interval)
-        if move == SAME:
-            self._index += 1
-            if self._index >= self._budget:
-                move = timeline.overflow(interval)
-        if move != SAME:
-            self._index = 0
-            if move == RESTART:
-                # RFC 9562 §5.1: "If the clock is set backwards ... the clock sequence MUST be
-                # changed. If the previous value of the clock sequence is known, it MAY be
-                # incremented".
-                self.clock_seq = (self.clock_seq + 1) & MASK_14
-        tick = (
-            unix_ns_to_gregorian_ticks(timeline.tick * self.config.clock_resolution_ns)
-            + self._index
-        )
-        # RFC 9562 §6.2 "Monotonic Error Checking", on the timestamp: only an accepted
-        # regression (with its new clock sequence) may step back.
-        if tick <= self._last_tick and move != RESTART:
-            raise GeneratorError(f"monotonic check failed: timestamp {tick} <= {self._last_tick}")
-        if not 0 <= tick <= MASK_60:
-            raise GeneratorError(f"timestamp: {tick} does not fit the 60-bit field (RFC 9562 §5.1)")
-        self._last_tick = tick
-        return tick
+        self._engine.reset_after_fork()
 
 
 class V1Generator(_GregorianGenerator):
@@ -335,7 +282,8 @@ class V1Generator(_GregorianGenerator):
       (at most ``max_wait_ms`` of monotonic time); RAISE raises
       :class:`~uuidkit.CounterOverflowError`; ADVANCE is refused (RFC 4122 §4.2.1.2: "MUST
       either return an error, or stall").
-    - **Thread safety**: one :class:`threading.Lock` per value or per :meth:`generate` block.
+    - **Thread safety**: one re-entrant lock per value or per :meth:`generate` block (the
+      compiled core's fast path instead runs under the GIL, never beside a holder of the lock).
     - **Fork**: the child takes a new lock and a different clock sequence, and a new random
       node unless the node was fixed by the caller, so children of one parent cannot repeat
       one another's values.
@@ -378,7 +326,8 @@ class V6Generator(_GregorianGenerator):
     - **Counter overflow**: ADVANCE (default) runs ahead of the clock (only past 10 million
       UUIDs per second at 100 ns resolution), at most ``max_ahead_ms``; WAIT stalls; RAISE
       raises.
-    - **Thread safety**: one :class:`threading.Lock` per value or per :meth:`generate` block.
+    - **Thread safety**: one re-entrant lock per value or per :meth:`generate` block (the
+      compiled core's fast path instead runs under the GIL, never beside a holder of the lock).
     - **Fork**: the child takes a new lock, a different clock sequence and (if random) node,
       and discards its buffered random words.
     - **Persistence**: none; see :class:`uuidkit.generators.SharedV6Generator`.
@@ -388,7 +337,6 @@ class V6Generator(_GregorianGenerator):
 
     __slots__ = ()
     _VERSION = 6
-    _pack = staticmethod(v6_int)
 
     @staticmethod
     def _default_config() -> GregorianConfig:

@@ -42,6 +42,12 @@ re-send an old Claim-Attempt (denied or forwarded as a new one would be) or re-a
 old X+R claim for proxy defense within its lifetime (UIAP §5.1). A challenge would close
 that window; it is the price of a transport that only seals and opens.
 
+The sender table is keyed by (source, arrival interface), because link-local addresses are
+unique only per link, and the interface is not under the MAC (a scope ID is local to each
+host): a datagram recorded on one link and replayed on another link of the receiver passes
+once there if that receiver has not seen the sender's Index on that interface (then it is a
+replay), with the same cost as the forgotten-Index window above; docs/uiap.md says more.
+
 Only site members hold the key, so the sender table fills only with authenticated senders;
 it still has a cap (:attr:`AuthConfig.max_senders`) and an expiry, and a full table refuses
 new senders (counted) rather than forget a known one and reopen its replay window.

@@ -1,0 +1,445 @@
+"""The engine of the UUIDv1/v6 generators: one state, a one-frame hot path, the rare cases.
+
+The state of a generator (``tick``, ``clock_tick`` and ``pending`` of its
+:class:`~uuidkit.generators._timeline.Timeline`; ``index``, the timestamp's place within
+the clock interval; ``last``, the last 60-bit timestamp; ``clock_seq`` and ``node``) lives in
+one object: a :class:`GregorianState`, or, when the optional accelerator is built, its
+compiled twin ``uuidkit._speedups.GregorianCore``, which has the same attributes.
+
+- **Hot path**: the common case (a later clock interval, or a further timestamp within the
+  current interval's budget) is inlined: in one Python function (:func:`build_pure_next`),
+  or in C. Both hand every other case to :meth:`GregorianEngine.advance`, which asks the
+  Timeline and is the reference for all of them.
+- **Interlock** (compiled core only): the C fast path runs without the Python lock, under
+  the GIL, without calling Python code between reading and writing the state. The Python
+  slow path sets ``busy`` after taking the lock and before reading the state, and restores
+  it when done; the fast path hands its call to the slow path while ``busy`` is set (so it
+  waits for the lock). With an injected clock the compiled core takes the lock itself, as
+  the pure path does: reading a Python clock may switch threads.
+- **Fork**: :meth:`GregorianEngine.reset_after_fork` (run in every forked child) forgets the
+  state and buffered random words; the compiled core also notices a fork that bypassed the
+  Python hooks and hands its next call to the slow path, which resets first.
+
+References: RFC 9562 §5.1, §5.6, §6.1, §6.2, §6.9, §6.10; RFC 4122 §4.2.1.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Final
+from uuid import UUID
+
+from uuidkit import _system
+from uuidkit._accel import SPEEDUPS
+from uuidkit._bits import (
+    CLOCK_SEQ_BITS,
+    GREGORIAN_OFFSET_100NS,
+    MASK_12,
+    MASK_14,
+    MASK_16,
+    MASK_32,
+    MASK_48,
+    MASK_60,
+    RFC_VARIANT_BITS,
+    check_field,
+)
+from uuidkit._construct import UNKNOWN_SAFETY, from_int_unchecked, new_blank, set_int, set_is_safe
+from uuidkit.errors import GeneratorError
+from uuidkit.generators._policy import (
+    WORD_BLOCK_BYTES,
+    Clock,
+    CounterOverflow,
+    RandomBytes,
+    Sleep,
+    word_stream,
+)
+from uuidkit.generators._timeline import RESTART, SAME, Timeline
+from uuidkit.generators.node import MULTICAST_BIT, NODE_BITS, random_node
+from uuidkit.layouts import v1_int, v6_int
+
+if TYPE_CHECKING:
+    from uuidkit.generators.gregorian import GregorianConfig
+
+__all__ = ["GregorianEngine", "GregorianState", "build_pure_next"]
+
+NS_PER_TICK: Final = 100
+#: The compiled core's longest spin for the next clock interval (WAIT), in nanoseconds;
+#: generators with a coarser clock interval wait in Python (with sleeps) instead.
+SPIN_LIMIT_NS: Final = 10_000
+_OVERFLOW_CODES: Final = {
+    CounterOverflow.WAIT: 0,
+    CounterOverflow.ADVANCE: 1,
+    CounterOverflow.RAISE: 2,
+}
+_CORE_TYPE: Final[Any] = getattr(SPEEDUPS, "GregorianCore", None)
+
+
+class GregorianState:
+    """The mutable state of one v1/v6 generator (the compiled core has the same attributes).
+
+    References: RFC 9562 §5.1, §6.2.
+    """
+
+    __slots__ = ("busy", "clock_seq", "clock_tick", "index", "last", "node", "pending", "tick")
+
+    #: Only the compiled core can notice a fork that bypassed the Python hooks.
+    forked: Final = False
+
+    def __init__(self, node: int, clock_seq: int) -> None:
+        self.reset()
+        self.node = node
+        self.clock_seq = clock_seq
+
+    def reset(self) -> None:
+        """Forget the timeline and the last timestamp (a forked child starts afresh)."""
+        self.tick = self.clock_tick = self.last = -1
+        self.index = 0
+        self.pending = self.busy = False
+
+
+def _fast_max(budget: int, max_tick: int) -> int:
+    """The last clock interval whose every timestamp fits 60 bits (RFC 9562 §5.1)."""
+    return min(max_tick, (MASK_60 - GREGORIAN_OFFSET_100NS - (budget - 1)) // budget)
+
+
+class GregorianEngine:
+    """Everything of a v1/v6 generator but its hot path: rare cases, fields, node, fork.
+
+    References: RFC 9562 §5.1, §5.6, §6.1, §6.2, §6.9, §6.10; RFC 4122 §4.2.1.
+    """
+
+    __slots__ = (
+        "_rebind",
+        "budget",
+        "clock",
+        "config",
+        "core",
+        "draw",
+        "fast_max",
+        "lock",
+        "node_is_random",
+        "random_bytes",
+        "resolution",
+        "state",
+        "timeline",
+        "version",
+    )
+
+    def __init__(
+        self,
+        config: GregorianConfig,
+        version: int,
+        timeline: Timeline,
+        initial: tuple[int, int, bool],
+        sources: tuple[Clock, RandomBytes, Sleep, Clock],
+    ) -> None:
+        node, clock_seq, self.node_is_random = initial
+        self.clock, self.random_bytes, sleep_ns, monotonic_ns = sources
+        self.config, self.version, self.timeline = config, version, timeline
+        self.resolution = config.clock_resolution_ns
+        #: Timestamps per clock interval (RFC 4122 §4.2.1.2).
+        self.budget = self.resolution // NS_PER_TICK
+        self.fast_max = _fast_max(self.budget, (MASK_60 + 1) // self.budget)
+        # Re-entrant: the compiled core holds it around a block and calls the slow path.
+        self.lock = threading.RLock()
+        self._rebind: Callable[[], None] = _nothing
+        self.core = self._compiled_core(node, clock_seq, sleep_ns, monotonic_ns)
+        self.state: Any = self.core if self.core is not None else GregorianState(node, clock_seq)
+        self.draw: Callable[[], int] = self.core.word if self.core is not None else _nothing_drawn
+
+    def _compiled_core(
+        self, node: int, clock_seq: int, sleep_ns: Sleep, monotonic_ns: Clock
+    ) -> Any:
+        if _CORE_TYPE is None:
+            return None
+        config = self.config
+        system_clock = self.clock is _system.system_clock_ns
+        # The core spins for the next interval only where the pure path's wait would also
+        # end within it: system clock, sleep and monotonic clock, a fine interval.
+        spin = (
+            system_clock
+            and sleep_ns is _system.sleep_ns
+            and monotonic_ns is _system.monotonic_ns
+            and self.resolution <= SPIN_LIMIT_NS
+            and config.max_wait_ms > 0
+        )
+        random_bytes = self.random_bytes
+        return _CORE_TYPE(
+            (self.version, int(config.random_per_uuid), _OVERFLOW_CODES[config.overflow]),
+            (self.budget, self.resolution, self.fast_max, self._ahead_ticks(), int(spin)),
+            (node, clock_seq),
+            None if system_clock else self.clock,
+            None if random_bytes is _system.random_bytes else self._word_block,
+            self.slow,
+            self.explicit,
+            self.lock,
+        )
+
+    def _ahead_ticks(self) -> int:
+        return self.config.max_ahead_ms * 1_000_000 // self.resolution
+
+    def _word_block(self) -> bytes:
+        """One block of words from an injected random source, as the pure path reads it."""
+        return memoryview(self.random_bytes(WORD_BLOCK_BYTES)).cast("Q").tobytes()
+
+    # --- the rare cases ----------------------------------------------------------------
+
+    def advance(self, now_ns: int) -> int:
+        """The next 60-bit timestamp for a clock reading of ``now_ns``, in every case.
+
+        The caller holds the lock (and, with the compiled core, has set ``busy``). The
+        Timeline's part of the state is copied into it and back, so its decisions are the
+        same whichever object holds the state.
+
+        References: RFC 9562 §5.1, §6.1, §6.2.
+        """
+        state, timeline = self.state, self.timeline
+        timeline.tick, timeline.clock_tick = state.tick, state.clock_tick
+        timeline.restart_pending = state.pending
+        try:
+            return self._next_tick(state, timeline, now_ns // self.resolution)
+        finally:
+            state.tick, state.clock_tick = timeline.tick, timeline.clock_tick
+            state.pending = timeline.restart_pending
+
+    def _next_tick(self, state: Any, timeline: Timeline, interval: int) -> int:
+        move = SAME if interval == timeline.tick else timeline.reading(interval)
+        if move == SAME:
+            state.index = index = state.index + 1
+            if index >= self.budget:
+                move = timeline.overflow(interval)
+        if move != SAME:
+            state.index = 0
+            if move == RESTART:
+                # RFC 9562 §5.1: "If the clock is set backwards ... the clock sequence MUST be
+                # changed. If the previous value of the clock sequence is known, it MAY be
+                # incremented".
+                state.clock_seq = (state.clock_seq + 1) & MASK_14
+        tick: int = timeline.tick * self.budget + GREGORIAN_OFFSET_100NS + state.index
+        # RFC 9562 §6.2 "Monotonic Error Checking", on the timestamp: only an accepted
+        # regression (with its new clock sequence) may step back.
+        if tick <= state.last and move != RESTART:
+            raise GeneratorError(f"monotonic check failed: timestamp {tick} <= {state.last}")
+        if not 0 <= tick <= MASK_60:
+            raise GeneratorError(f"timestamp: {tick} does not fit the 60-bit field (RFC 9562 §5.1)")
+        state.last = tick
+        return tick
+
+    def fields(self) -> tuple[int, int]:
+        """(clock_seq, node) of the next UUID (lock held).
+
+        References: RFC 9562 §5.6 (fresh per UUIDv6 by default), §6.10.
+        """
+        if not self.config.random_per_uuid:
+            return self.state.clock_seq, self.state.node
+        # RFC 9562 §5.6: clock_seq and node "SHOULD be reset to a pseudorandom value for
+        # each new UUIDv6"; a random node MUST carry the multicast bit (§6.10).
+        bits = self.draw()
+        return bits >> 50, (bits & MASK_48) | MULTICAST_BIT
+
+    def pack(self, tick: int, clock_seq: int, node: int) -> int:
+        """The 128-bit value of this generator's version.
+
+        References: RFC 9562 §5.1, §5.6.
+        """
+        return (v6_int if self.version == 6 else v1_int)(tick, clock_seq, node)
+
+    def enter(self) -> bool:
+        """Take the lock and set ``busy`` (the compiled fast path stands aside); the old flag."""
+        if self.state.forked:  # a fork the Python hooks did not see (compiled core only)
+            self.reset_after_fork()
+        self.lock.acquire()
+        state = self.state
+        was_busy: bool = state.busy
+        state.busy = True
+        return was_busy
+
+    def leave(self, was_busy: bool) -> None:
+        """Undo :meth:`enter`."""
+        self.state.busy = was_busy
+        self.lock.release()
+
+    def slow(self, now_ns: int | None) -> int:
+        """The next value as an int, any case (the compiled core's fallback).
+
+        ``now_ns`` is the reading the caller took under the lock, or ``None`` (read here).
+
+        References: RFC 9562 §5.1, §5.6, §6.2.
+        """
+        was_busy = self.enter()
+        try:
+            tick = self.advance(self.clock() if now_ns is None else now_ns)
+            return self.pack(tick, *self.fields())
+        finally:
+            self.leave(was_busy)
+
+    def with_fields(self, node: int | None, clock_seq: int | None) -> UUID:
+        """The next UUID, with ``node`` and/or ``clock_seq`` replacing the generator's own.
+
+        References: RFC 9562 §5.1, §5.6.
+        """
+        if node is not None:
+            check_field("node", node, NODE_BITS)
+        if clock_seq is not None:
+            check_field("clock_seq", clock_seq, CLOCK_SEQ_BITS)
+        was_busy = self.enter()
+        try:
+            tick = self.advance(self.clock())
+            own_clock_seq, own_node = self.fields()
+        finally:
+            self.leave(was_busy)
+        return from_int_unchecked(
+            self.pack(
+                tick,
+                own_clock_seq if clock_seq is None else clock_seq,
+                own_node if node is None else node,
+            )
+        )
+
+    def explicit(self, node: int | None = None, clock_seq: int | None = None) -> UUID:
+        """``next(node, clock_seq)`` with an argument given (the compiled core's fallback)."""
+        return self.with_fields(node, clock_seq)
+
+    def random_clock_seq(self) -> int:
+        """A random 14-bit clock sequence (RFC 9562 §5.1)."""
+        return int.from_bytes(self.random_bytes(2)) & MASK_14
+
+    def set_node(self, node: int) -> None:
+        """Use ``node`` from now on; a different node gets a fresh random clock sequence.
+
+        References: RFC 9562 §5.1.
+        """
+        check_field("node", node, NODE_BITS)
+        was_busy = self.enter()
+        try:
+            self.node_is_random = False
+            state = self.state
+            if node != state.node:
+                state.node = node
+                state.clock_seq = self.random_clock_seq()
+        finally:
+            self.leave(was_busy)
+
+    def reset_after_fork(self) -> None:
+        """In a forked child: new lock, no timeline, new clock sequence (and random node).
+
+        References: RFC 9562 §6.9, §6.10.
+        """
+        self.lock = threading.RLock()
+        self.timeline.reset()
+        if self.core is not None:
+            self.core.reset(self.lock)  # also discards its buffered random words
+        else:
+            self.state.reset()
+        self._rebind()
+        state = self.state
+        if self.node_is_random:
+            state.node = random_node(self.random_bytes)
+            state.clock_seq = self.random_clock_seq()
+        else:
+            # A different clock sequence from the parent's (+1 to +2**14-1).
+            state.clock_seq = (state.clock_seq + 1 + (self.random_clock_seq() % MASK_14)) & MASK_14
+
+
+def _nothing() -> None:
+    return None
+
+
+def _nothing_drawn() -> int:
+    raise GeneratorError("no random word source bound")  # replaced before first use
+
+
+def build_pure_next(engine: GregorianEngine) -> Callable[..., UUID]:
+    """The one-frame ``next(node=None, clock_seq=None)`` of a generator on the pure path.
+
+    The common case is inlined: a later clock interval (the Timeline's NEW at the clock,
+    timestamp = its start), or the same interval with timestamps left in its budget (the
+    next one). Everything else is :meth:`GregorianEngine.advance`. The engine's ``draw``
+    and its fork hook share this function's word stream and lock.
+
+    References: RFC 9562 §5.1, §5.6, §6.2; RFC 4122 §4.2.1.2.
+    """
+    state, clock, random_bytes = engine.state, engine.clock, engine.random_bytes
+    resolution, budget, fast_max = engine.resolution, engine.budget, engine.fast_max
+    single = budget == 1
+    advance, with_fields = engine.advance, engine.with_fields
+    is_v6, per_uuid = engine.version == 6, engine.config.random_per_uuid
+    # Version (RFC 9562 §4.2) in the high half, variant (§4.1) in the low half.
+    marks, variant = engine.version << 12, RFC_VARIANT_BITS
+    acquire, release = engine.lock.acquire, engine.lock.release
+    words: Iterator[int] = iter(())
+    # Globals rebound as closure cells: a cell load is cheaper than a global lookup.
+    offset, mask_12, mask_32 = GREGORIAN_OFFSET_100NS, MASK_12, MASK_32
+    mid_mask = MASK_16 << 16
+    mask_48, multicast = MASK_48, MULTICAST_BIT
+    new, set_slot_int, set_slot_is_safe = new_blank, set_int, set_is_safe
+    unknown, uuid_class = UNKNOWN_SAFETY, UUID
+
+    def draw() -> int:
+        nonlocal words
+        word = next(words, None)
+        if word is None:
+            words = word_stream(random_bytes)
+            word = next(words)
+        return word
+
+    def rebind() -> None:
+        nonlocal acquire, release, words
+        acquire, release = engine.lock.acquire, engine.lock.release
+        words = iter(())
+
+    def next_uuid(node: int | None = None, clock_seq: int | None = None) -> UUID:
+        """The next UUID; ``node``/``clock_seq`` replace the generator's own for this value.
+
+        References: RFC 9562 §5.1, §5.6, §6.2; RFC 4122 §4.2.1.
+        """
+        # One function on purpose (each avoided call saves ~50 ns); see the module.
+        if node is not None or clock_seq is not None:
+            return with_fields(node, clock_seq)
+        acquire()
+        try:
+            now_ns = clock()
+            now = now_ns // resolution
+            tick = state.tick
+            if tick < now <= fast_max and not state.pending:
+                # A later interval: the Timeline's NEW at the clock (now > tick >= clock_tick).
+                state.tick = state.clock_tick = now
+                state.index = 0
+                stamp = (now if single else now * budget) + offset
+            elif 0 <= now == tick <= fast_max and (index := state.index + 1) < budget:
+                state.index = index  # RFC 4122 §4.2.1.2: the next tick within the interval
+                stamp = now * budget + offset + index
+            else:
+                stamp = -1
+            if stamp < 0:
+                stamp = advance(now_ns)  # checks and records the timestamp itself
+            elif stamp <= state.last:  # RFC 9562 §6.2 "Monotonic Error Checking"
+                raise GeneratorError(f"monotonic check failed: timestamp {stamp} <= {state.last}")
+            else:
+                state.last = stamp
+            if per_uuid:
+                # RFC 9562 §5.6: fresh clock_seq and node per UUIDv6 (multicast node, §6.10).
+                try:
+                    word = next(words)
+                except StopIteration:
+                    word = draw()
+                low = ((word >> 50) << 48) | (word & mask_48) | multicast | variant
+            else:
+                low = (state.clock_seq << 48) | state.node | variant
+        finally:
+            release()
+        # The high 64 bits as a 64-bit int first: shifts of small ints are cheaper.
+        if is_v6:  # RFC 9562 §5.6: time_high, time_mid (48 bits), ver, time_low (12)
+            value = ((((stamp >> 12) << 16) | (stamp & mask_12) | marks) << 64) | low
+        else:  # RFC 9562 §5.1: time_low (32 bits), time_mid (16), ver, time_high (12)
+            high = ((stamp & mask_32) << 32) | ((stamp >> 16) & mid_mask) | (stamp >> 48)
+            value = ((high | marks) << 64) | low
+        result = new(uuid_class)
+        set_slot_int(result, value)
+        set_slot_is_safe(result, unknown)
+        return result
+
+    engine.draw = draw
+    engine._rebind = rebind
+    return next_uuid
