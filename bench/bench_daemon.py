@@ -160,6 +160,7 @@ async def daemon_benchmarks(root: Path) -> None:
         state_dir=str(root / "state"),
         claim_period=0.0,
         claim_timeout=0.0,
+        max_claims=10_000,  # the run holds CLAIMS // 3 + CLAIMS claims
     )
     daemon = Daemon(config, node_factory=LocalSite().factory, environ={})
     task = asyncio.create_task(daemon.serve())

@@ -285,19 +285,35 @@ def threads() -> None:
     print(f"  4 threads x 250,000:  {four * 1e3:8.1f} ms  ({four / one:.2f}x, target <= 1.00x)")
 
 
-def _median_cpu_ms(command: list[str], runs: int) -> tuple[float, float]:
-    """Median wall and CPU (user + system) milliseconds of ``runs`` fresh processes."""
+def _run_ms(command: list[str], environment: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU (user + system) milliseconds of one fresh process."""
+    start = time.perf_counter()
+    process = subprocess.Popen(command, env=environment, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    if status:
+        raise SystemExit(f"{command} failed")
+    return wall * 1e3, (usage.ru_utime + usage.ru_stime) * 1e3
+
+
+def _medians_ms(commands: dict[str, list[str]], runs: int) -> dict[str, tuple[float, float]]:
+    """Median wall and CPU milliseconds of ``runs`` fresh processes of each command.
+
+    The commands take turns (one of each per round), so a change in the machine's load
+    during the measurement weighs on all of them alike instead of on whichever ran then.
+    """
     environment = dict(os.environ, PYTHONPATH=str(SOURCE))
-    walls, cpus = [], []
+    samples: dict[str, list[tuple[float, float]]] = {label: [] for label in commands}
     for _ in range(runs):
-        start = time.perf_counter()
-        process = subprocess.Popen(command, env=environment, stdout=subprocess.DEVNULL)
-        _, status, usage = os.wait4(process.pid, 0)
-        walls.append(time.perf_counter() - start)
-        cpus.append(usage.ru_utime + usage.ru_stime)
-        if status:
-            raise SystemExit(f"{command} failed")
-    return statistics.median(walls) * 1e3, statistics.median(cpus) * 1e3
+        for label, command in commands.items():
+            samples[label].append(_run_ms(command, environment))
+    return {
+        label: (
+            statistics.median(wall for wall, _ in values),
+            statistics.median(cpu for _, cpu in values),
+        )
+        for label, values in samples.items()
+    }
 
 
 def _python312() -> str | None:
@@ -348,10 +364,22 @@ def startup(runs: int) -> None:
     """Fresh interpreters with -S (no site-packages .pth hooks), bytecode already compiled."""
     python = sys.executable
     _compile_bytecode(python)
-    bare = _median_cpu_ms([python, "-S", "-c", "pass"], runs)
-    stdlib = _median_cpu_ms([python, "-S", "-c", "import uuid"], runs)
-    ours = _median_cpu_ms([python, "-S", "-c", "import uuidkit"], runs)
-    print(f"\nstart-up, median of {runs} fresh processes (python -S), ms wall / cpu")
+    python312 = _python312()
+    label = "python3.12 -m uuid" if python312 else "python3 -m uuid"
+    times = _medians_ms(
+        {
+            "bare": [python, "-S", "-c", "pass"],
+            "uuid": [python, "-S", "-c", "import uuid"],
+            "uuidkit": [python, "-S", "-c", "import uuidkit"],
+            "gen": [python, "-S", "-m", "uuidkit", "gen"],
+            "peer": [python312 or python, "-S", "-m", "uuid"],
+        },
+        runs,
+    )
+    bare, stdlib, ours, cli, peer = (
+        times[key] for key in ("bare", "uuid", "uuidkit", "gen", "peer")
+    )
+    print(f"\nstart-up, median of {runs} fresh processes each, in turns (python -S), ms wall / cpu")
     print(f"  interpreter: {python} (bytecode compiled first)")
     print(f"  bare interpreter      {bare[0]:7.1f} / {bare[1]:6.1f}")
     print(f"  import uuid           {stdlib[0]:7.1f} / {stdlib[1]:6.1f}")
@@ -362,12 +390,6 @@ def startup(runs: int) -> None:
         f"  import uuidkit above bare: {ratio:.2f}x import uuid's (cpu; target <= 2.00x), "
         f"{wall_ratio:.2f}x (wall)"
     )
-    cli = _median_cpu_ms([python, "-S", "-m", "uuidkit", "gen"], runs)
-    python312 = _python312()
-    if python312 is not None:
-        peer, label = _median_cpu_ms([python312, "-S", "-m", "uuid"], runs), "python3.12 -m uuid"
-    else:
-        peer, label = _median_cpu_ms([python, "-S", "-m", "uuid"], runs), "python3 -m uuid"
     print(f"  peer interpreter: {python312 or 'no CPython 3.12 found: ' + python}")
     print(f"  uuidkit gen           {cli[0]:7.1f} / {cli[1]:6.1f}")
     print(f"  {label:<21} {peer[0]:7.1f} / {peer[1]:6.1f}")

@@ -223,8 +223,9 @@ static uk_u128 pack(core_object *core, long long stamp)
     }
     uint64_t low;
     if (core->per_uuid) {
+        /* clock_seq: the word's bits 48-61; node: bits 0-47, multicast bit set. */
         uint64_t word = core->words[core->word_position++];
-        low = ((word >> 50) << 48) | (word & MASK_48) | MULTICAST_BIT;
+        low = (word & ((1ULL << 62) - 1)) | MULTICAST_BIT;
     }
     else {
         low = ((uint64_t)core->clock_seq << 48) | (uint64_t)core->node;

@@ -128,3 +128,24 @@ def test_a_bad_state_file_is_one_line_naming_file_and_key(
     assert done.stderr.count("\n") == 1, done.stderr
     assert str(state_dir / "state.json") in done.stderr and f"'{key}'" in done.stderr
     assert not (tmp_path / "api.sock").exists()
+
+
+def test_a_renewal_that_cannot_be_written_releases_the_claim(tmp_path: Path) -> None:
+    """The same rule for a grant nobody waits on: a renewal whose state write fails is
+    released and reported, not kept undefended-after-restart."""
+
+    async def main() -> None:
+        async with running(tmp_path, ["a"]) as (_, hosts):
+            daemon = hosts["a"].daemon
+            assert daemon is not None and daemon.service is not None
+            reader, writer = await _watch(hosts["a"].socket)
+            async with hosts["a"].client() as client:
+                held = await client.claim(DOMAIN, X, 2, renew=True)
+                assert held.granted
+                daemon.service.store.ops = FileOps(write=_full_disk)
+                event = await _next_event(reader, "released")  # at the first renewal
+                assert (event["claim"], event["by"]) == (held.claim, "state-write-failed")
+                assert await client.list_claims() == []
+            writer.close()
+
+    asyncio.run(main())

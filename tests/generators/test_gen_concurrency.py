@@ -198,14 +198,35 @@ def _generate_until_killed(make: Callable[[], Callable[[], uuidkit.UUID]], write
         os.write(write_end, generate().bytes)
 
 
-@pytest.mark.parametrize(("kind", "rounds"), [("v7", 200), ("v6", 40)])
-def test_kill_9_at_random_moments(tmp_path: Path, kind: str, rounds: int) -> None:
+# A stalled clock puts each restart in the millisecond (v7) or tick (v6) of the values made
+# before the kill, where only the state file keeps them apart; on the real clock a restart
+# (a fork) comes in a later millisecond, and values above the old ones need no state file.
+V6_STALLED_GOES_BELOW = pytest.mark.xfail(
+    strict=True,
+    reason="known failure: a v6 process that ran ahead of a stalled clock is restarted at "
+    "the clock's tick, below its last values (the state keeps the window, not the last tick)",
+)
+
+
+@pytest.mark.parametrize(
+    ("kind", "rounds", "stalled"),
+    [
+        ("v7", 200, True),
+        ("v6", 40, False),
+        pytest.param("v6", 40, True, marks=V6_STALLED_GOES_BELOW),
+    ],
+    ids=["v7-200-stalled", "v6-40-real", "v6-40-stalled"],
+)
+def test_kill_9_at_random_moments(tmp_path: Path, kind: str, rounds: int, stalled: bool) -> None:
     path = tmp_path / f"crash-{kind}.state"
-    config = SharedConfig(window_ms=20)
+    # No fsync: a kill -9 loses no written page (power loss: test_gen_statefile_faults.py).
+    config = SharedConfig(window_ms=20, durable=False)
     factory = SharedV7Generator if kind == "v7" else SharedV6Generator
+    frozen = time.time_ns()
+    clock = (lambda: frozen) if stalled else time.time_ns
 
     def make() -> Callable[[], uuidkit.UUID]:
-        return factory(path, config)
+        return factory(path, config, clock=clock)
 
     chooser = random.Random(20260101)
     seen: set[bytes] = set()

@@ -25,6 +25,7 @@ References: RFC 9562 §5.1, §5.6, §6.1, §6.2, §6.9, §6.10; RFC 4122 §4.2.1
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Final
@@ -35,10 +36,8 @@ from uuidkit._accel import SPEEDUPS
 from uuidkit._bits import (
     CLOCK_SEQ_BITS,
     GREGORIAN_OFFSET_100NS,
-    MASK_12,
     MASK_14,
     MASK_16,
-    MASK_32,
     MASK_48,
     MASK_60,
     RFC_VARIANT_BITS,
@@ -52,7 +51,6 @@ from uuidkit.generators._policy import (
     CounterOverflow,
     RandomBytes,
     Sleep,
-    word_stream,
 )
 from uuidkit.generators._timeline import RESTART, SAME, Timeline
 from uuidkit.generators.node import MULTICAST_BIT, NODE_BITS, random_node
@@ -236,7 +234,7 @@ class GregorianEngine:
         # RFC 9562 §5.6: clock_seq and node "SHOULD be reset to a pseudorandom value for
         # each new UUIDv6"; a random node MUST carry the multicast bit (§6.10).
         bits = self.draw()
-        return bits >> 50, (bits & MASK_48) | MULTICAST_BIT
+        return (bits >> 48) & MASK_14, (bits & MASK_48) | MULTICAST_BIT
 
     def pack(self, tick: int, clock_seq: int, node: int) -> int:
         """The 128-bit value of this generator's version.
@@ -350,6 +348,23 @@ def _nothing_drawn() -> int:
     raise GeneratorError("no random word source bound")  # replaced before first use
 
 
+_TOP_TWO_BITS_CLEARED: Final = bytes(byte & 0x3F for byte in range(256))
+
+
+def masked_words(random_bytes: RandomBytes) -> Iterator[int]:
+    """As :func:`~uuidkit.generators._policy.word_stream`, each word's top two bits cleared.
+
+    A word's bits 48-61 are a UUIDv6's clock_seq and bits 0-47 its node; clearing bits 62
+    and 63 here, 4 KiB at a time, saves the hot path one operation on a large int.
+
+    References: RFC 9562 §5.6, §6.9.
+    """
+    block = bytearray(random_bytes(WORD_BLOCK_BYTES))
+    top = 7 if sys.byteorder == "little" else 0
+    block[top::8] = block[top::8].translate(_TOP_TWO_BITS_CLEARED)
+    return iter(memoryview(block).cast("Q"))
+
+
 def build_pure_next(engine: GregorianEngine) -> Callable[..., UUID]:
     """The one-frame ``next(node=None, clock_seq=None)`` of a generator on the pure path.
 
@@ -365,14 +380,17 @@ def build_pure_next(engine: GregorianEngine) -> Callable[..., UUID]:
     single = budget == 1
     advance, with_fields = engine.advance, engine.with_fields
     is_v6, per_uuid = engine.version == 6, engine.config.random_per_uuid
-    # Version (RFC 9562 §4.2) in the high half, variant (§4.1) in the low half.
-    marks, variant = engine.version << 12, RFC_VARIANT_BITS
+    marks = engine.version << 12  # RFC 9562 §4.2, in the high 64 bits (variant: rest_of)
     acquire, release = engine.lock.acquire, engine.lock.release
     words: Iterator[int] = iter(())
     # Globals rebound as closure cells: a cell load is cheaper than a global lookup.
-    offset, mask_12, mask_32 = GREGORIAN_OFFSET_100NS, MASK_12, MASK_32
-    mid_mask = MASK_16 << 16
-    mask_48, multicast = MASK_48, MULTICAST_BIT
+    offset = GREGORIAN_OFFSET_100NS
+    # The timestamp's low end and where it goes: RFC 9562 §5.6 (v6: time_high, time_mid,
+    # ver, time_low of 12 bits) and §5.1 (v1: time_low of 32 bits first).
+    low_bits, low_shift = (12, 64) if is_v6 else (32, 96)
+    low_mask = (1 << low_bits) - 1
+    fixed_fields = not per_uuid
+    cached_key, cached_seq, cached_node, cached_rest = -1, -1, -1, 0
     new, set_slot_int, set_slot_is_safe = new_blank, set_int, set_is_safe
     unknown, uuid_class = UNKNOWN_SAFETY, UUID
 
@@ -380,9 +398,17 @@ def build_pure_next(engine: GregorianEngine) -> Callable[..., UUID]:
         nonlocal words
         word = next(words, None)
         if word is None:
-            words = word_stream(random_bytes)
+            words = masked_words(random_bytes)
             word = next(words)
         return word
+
+    def rest_of(key: int, clock_seq: int, node: int) -> int:
+        """Every bit of a value but the timestamp's low end (and v6's random word)."""
+        low = RFC_VARIANT_BITS | (MULTICAST_BIT if per_uuid else (clock_seq << 48) | node)
+        if is_v6:  # key: the timestamp's top 48 bits
+            return (((key << 16) | marks) << 64) | low
+        # v1, key: time_high (12 bits) and time_mid (16)
+        return ((((key & MASK_16) << 16) | (key >> 16) | marks) << 64) | low
 
     def rebind() -> None:
         nonlocal acquire, release, words
@@ -395,6 +421,7 @@ def build_pure_next(engine: GregorianEngine) -> Callable[..., UUID]:
         References: RFC 9562 §5.1, §5.6, §6.2; RFC 4122 §4.2.1.
         """
         # One function on purpose (each avoided call saves ~50 ns); see the module.
+        nonlocal cached_key, cached_seq, cached_node, cached_rest
         if node is not None or clock_seq is not None:
             return with_fields(node, clock_seq)
         acquire()
@@ -418,23 +445,26 @@ def build_pure_next(engine: GregorianEngine) -> Callable[..., UUID]:
                 raise GeneratorError(f"monotonic check failed: timestamp {stamp} <= {state.last}")
             else:
                 state.last = stamp
+            # Only the timestamp's low end (and v6's random word) changes from value to value;
+            # the rest is cached while the timestamp's upper part, clock_seq and node stay.
+            key = stamp >> low_bits
+            if key != cached_key or (
+                fixed_fields
+                and (state.clock_seq is not cached_seq or state.node is not cached_node)
+            ):
+                cached_key, cached_seq, cached_node = key, state.clock_seq, state.node
+                cached_rest = rest_of(key, cached_seq, cached_node)
+            rest = cached_rest
             if per_uuid:
                 # RFC 9562 §5.6: fresh clock_seq and node per UUIDv6 (multicast node, §6.10).
                 try:
                     word = next(words)
                 except StopIteration:
                     word = draw()
-                low = ((word >> 50) << 48) | (word & mask_48) | multicast | variant
-            else:
-                low = (state.clock_seq << 48) | state.node | variant
+                rest |= word  # bits 0-61: clock_seq and node (masked_words)
         finally:
             release()
-        # The high 64 bits as a 64-bit int first: shifts of small ints are cheaper.
-        if is_v6:  # RFC 9562 §5.6: time_high, time_mid (48 bits), ver, time_low (12)
-            value = ((((stamp >> 12) << 16) | (stamp & mask_12) | marks) << 64) | low
-        else:  # RFC 9562 §5.1: time_low (32 bits), time_mid (16), ver, time_high (12)
-            high = ((stamp & mask_32) << 32) | ((stamp >> 16) & mid_mask) | (stamp >> 48)
-            value = ((high | marks) << 64) | low
+        value = rest | ((stamp & low_mask) << low_shift)
         result = new(uuid_class)
         set_slot_int(result, value)
         set_slot_is_safe(result, unknown)
