@@ -51,7 +51,19 @@ HEAVY_STDLIB = [
     "shutil",
     "socket",
     "threading",
+    # Each of these is loaded by ``import uuidkit`` only if a module uses it at run time:
+    # typing (3 ms with contextlib), datetime (1.5 ms), weakref (1 ms), importlib and the
+    # warnings module it loads. ``import uuid`` loads none of them.
+    "contextlib",
+    "datetime",
+    "importlib",
+    "typing",
+    "warnings",
+    "weakref",
 ]
+#: Parts of the core that load on first use: the short encodings (with ``decode``, ``encode``
+#: or an encoded ``format_uuid`` style).
+LAZY_CORE = ["uuidkit.encodings"]
 
 PATHS = pytest.mark.parametrize("pure", ["0", "1"], ids=["default-path", "pure-path"])
 
@@ -90,7 +102,7 @@ def test_import_loads_only_the_core(pure: str) -> None:
     assert "uuidkit.fields" in loaded and "uuidkit.parse" in loaded
     loaded.discard("json")  # the probe's own
     loaded -= {module for module in loaded if module.startswith("json.")}
-    assert _offenders(loaded, LAZY_PACKAGES + HEAVY_STDLIB) == []
+    assert _offenders(loaded, LAZY_PACKAGES + HEAVY_STDLIB + LAZY_CORE) == []
 
 
 @PATHS
@@ -150,3 +162,14 @@ def test_gen_with_flags_outside_the_plain_form_still_runs() -> None:
     assert [uuidkit.parse(line).version for line in output] == [4, 4]
     assert "shutil" in loaded  # went through argparse
     assert _offenders(loaded, ["uuidkit.cli.state_commands", "uuidkit.cli.uiap_commands"]) == []
+
+
+@PATHS
+def test_gen_of_a_random_version_loads_no_generator(pure: str) -> None:
+    """uuid4 and uuid8 are core functions: the generators (their locks, fork hooks and
+    dataclass configurations), typing and datetime stay unloaded."""
+    for version in ("4", "8"):
+        loaded, output = _imported_by_gen(pure, "-v", version)
+        assert [uuidkit.parse(line).version for line in output] == [int(version)]
+        forbidden = ["uuidkit.generators", "dataclasses", "inspect", "typing", "datetime"]
+        assert _offenders(loaded, forbidden) == []

@@ -9,8 +9,6 @@ draft-white-zeroconf-uiap-00.
 
 from __future__ import annotations
 
-import typing
-
 # The rest of the standard library's uuid namespace, with its own meanings: ``import uuidkit
 # as uuid`` works for code written against Python 3.14's uuid module.
 from uuid import (
@@ -92,7 +90,8 @@ from uuidkit.namebased import (
 from uuidkit.parse import from_bytes, from_bytes_le, from_fields, from_int, parse
 from uuidkit.random_based import uuid4, uuid8
 
-if typing.TYPE_CHECKING:  # loaded on first use by __getattr__ below
+TYPE_CHECKING = False  # typing.TYPE_CHECKING: ``import uuidkit`` does not load typing (3 ms)
+if TYPE_CHECKING:  # loaded on first use by __getattr__ below
     from uuidkit.encodings import decode, encode
     from uuidkit.generators import uuid1, uuid6, uuid7
     from uuidkit.timeranges import (
@@ -104,6 +103,7 @@ if typing.TYPE_CHECKING:  # loaded on first use by __getattr__ below
         uuid7_min,
         uuid7_range,
     )
+del TYPE_CHECKING  # not a public name
 
 #: Names whose modules load on first use, so ``import uuidkit`` costs only the core.
 _LAZY: dict[str, str] = {

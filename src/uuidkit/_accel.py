@@ -19,15 +19,17 @@ References: RFC 9562 §4.
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Callable
-from typing import Any, Final, TypeVar
 from uuid import UUID, SafeUUID
 
-__all__ = ["PURE_REQUESTED", "PURE_TWINS", "SLOT_LAYOUT", "SPEEDUPS", "compiled"]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:
+    from typing import Any, Final, TypeVar
 
-_F = TypeVar("_F", bound=Callable[..., Any])
+    _F = TypeVar("_F", bound=Callable[..., Any])
+
+__all__ = ["PURE_REQUESTED", "PURE_TWINS", "SLOT_LAYOUT", "SPEEDUPS", "compiled"]
 
 #: True when ``UUIDKIT_PURE`` asks for the pure-Python path.
 PURE_REQUESTED: Final = os.environ.get("UUIDKIT_PURE", "") not in ("", "0")
@@ -37,10 +39,12 @@ def _load() -> tuple[Any, bool]:
     if PURE_REQUESTED:
         return None, False
     try:
-        _speedups: Any = importlib.import_module("uuidkit._speedups")
+        # A plain import: importlib (and the warnings module it loads) is not needed here.
+        from uuidkit import _speedups
     except ImportError:
         return None, False
-    return _speedups, bool(_speedups.bind(UUID, SafeUUID.unknown))
+    module: Any = _speedups
+    return module, bool(module.bind(UUID, SafeUUID.unknown))
 
 
 _loaded = _load()

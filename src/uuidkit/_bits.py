@@ -8,10 +8,13 @@ References: RFC 9562 §4.1 (Variant Field), §4.2 (Version Field), §5.1 (Gregor
 
 from __future__ import annotations
 
-from typing import Final
 from uuid import UUID
 
 from uuidkit.errors import InvalidField, InvalidUUID
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = [
     "CLOCK_SEQ_BITS",

@@ -18,10 +18,13 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable
 from itertools import repeat
-from typing import Any, Final
 from uuid import UUID, SafeUUID
 
 from uuidkit.errors import InvalidUUID
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = [
     "MAX_INT",

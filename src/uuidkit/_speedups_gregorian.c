@@ -1,35 +1,25 @@
 /* uuidkit._speedups.GregorianCore: the compiled hot path of the UUIDv1/v6 generators.
  *
- * One core per generator holds the state the Python engine
- * (uuidkit/generators/_gregorian_engine.py) would otherwise keep in a GregorianState: the
- * Timeline's tick, clock_tick and pending flag, the index within the clock interval, the
- * last 60-bit timestamp, clock_seq and node; the Python slow path reads and writes them as
- * attributes of the same names. The core does the common case in C:
+ * A core holds the state of one generator (the Timeline's tick, clock_tick and pending
+ * flag; the index within the clock interval; the last 60-bit timestamp; clock_seq, node)
+ * as attributes of the names the Python engine (generators/_gregorian_engine.py) uses, so
+ * its slow path works on the core directly. The core does the common case: a later clock
+ * interval, the same one with timestamps left (RFC 4122 §4.2.1.2), a reading behind an
+ * ADVANCEd tick that is no regression, an exhausted interval under ADVANCE within the
+ * run-ahead bound or under WAIT by spinning briefly on the system clock. Every other case
+ * goes to the slow path unchanged: nothing is committed before the core knows it can
+ * finish, and a reading taken under the lock is passed on.
  *
- *   - a later clock interval (the Timeline's NEW at the clock), or the same interval with
- *     timestamps left in its budget (RFC 4122 §4.2.1.2), or a reading behind a tick that
- *     ADVANCE moved ahead but not below the highest reading (no regression);
- *   - an exhausted interval under ADVANCE within the run-ahead bound, and under WAIT by
- *     spinning on the system clock for at most a few intervals (fine intervals only);
+ * Interlock: with the system clock the fast path takes no lock; it runs under the GIL and
+ * calls no Python code between reading the clock and committing (objects are allocated
+ * afterwards). The slow path takes the lock, then sets busy before reading the state;
+ * while busy is set the fast path calls the slow path, which waits for the lock. With an
+ * injected clock (a Python call may switch threads) the core takes the lock itself.
  *
- * and hands every other case (regression, RESTART, RAISE, long waits, a value that would
- * not fit, a clock reading that is not a small int) to the Python slow path unchanged:
- * the core commits nothing before it knows it can finish, so the slow path starts from
- * the same state, and with the same clock reading where one was taken under the lock.
- *
- * Interlock. With the system clock the fast path takes no lock: it runs under the GIL and
- * calls no Python code between reading the clock and committing the state (objects are
- * allocated afterwards). The slow path takes the generator's lock and then sets busy
- * before reading the state; while busy is set the fast path calls the slow path instead,
- * which waits for the lock. With an injected clock (a Python call, which may switch
- * threads) the core takes the lock itself around every value, as the pure path does.
- *
- * Randomness for UUIDv6's per-UUID clock_seq and node: 512 64-bit words per refill, from
- * getrandom(2) or from the injected source through the engine (the same words, in the
- * same order, as the pure path). The buffer is discarded by reset(), which the Python
- * fork hook calls in every forked child; a fork that bypassed the Python hooks is seen by
- * a pthread_atfork counter, and the core then hands its calls to the slow path, which
- * resets it first (RFC 9562 §6.9).
+ * Randomness (v6's per-UUID fields): 512-word blocks from getrandom(2), or from the
+ * injected source read as the pure path reads it. reset(), called by the Python fork hook,
+ * discards them; a fork that bypassed the hooks is counted by pthread_atfork and sends the
+ * next call to the slow path, which resets first (RFC 9562 §6.9).
  *
  * References: RFC 9562 §5.1, §5.6, §6.1, §6.2, §6.9, §6.10; RFC 4122 §4.2.1.
  */

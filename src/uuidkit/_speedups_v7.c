@@ -27,6 +27,7 @@
  */
 #include "_speedups.h"
 
+#include <limits.h>
 #include <stddef.h>
 #include <string.h>
 #include <time.h>
@@ -552,6 +553,211 @@ static PyTypeObject v7_core_type = {
     .tp_new = core_new,
 };
 
+/* --- blocks (uuidkit.generators._v7bulk) ------------------------------------------------ */
+
+#define BLOCK_START_BITS 60           /* rand_b of the first value is below 2**60 */
+#define BLOCK_INCREMENT_BITS 33       /* increments are 2**32 + r, r < 2**32 */
+#define BLOCK_MAX ((Py_ssize_t)1 << 28)
+#define BLOCK_CHUNK 4096              /* increments drawn at a time from the system */
+
+enum { KIND_INTS, KIND_UUIDS, KIND_RECORDS };
+
+/* n bytes from random_bytes(n) (injected) into out, refusing a result of another size. */
+static int injected_bytes(PyObject *random_bytes, unsigned char *out, Py_ssize_t n)
+{
+    PyObject *data = PyObject_CallFunction(random_bytes, "n", n);
+    if (data == NULL) {
+        return -1;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) {
+        Py_DECREF(data);
+        return -1;
+    }
+    int ok = view.len == n;
+    if (ok) {
+        memcpy(out, view.buf, (size_t)n);
+    }
+    else {
+        PyErr_Format(PyExc_ValueError, "random_bytes(%zd) returned %zd bytes", n, view.len);
+    }
+    PyBuffer_Release(&view);
+    Py_DECREF(data);
+    return ok ? 0 : -1;
+}
+
+/* Where a block's values go: a list of ints or UUIDs, or packed records. */
+typedef struct {
+    int kind;
+    PyObject *result;
+    unsigned char *records;
+} block_sink;
+
+static int sink_put(block_sink *sink, Py_ssize_t index, uk_u128 value)
+{
+    if (sink->kind == KIND_RECORDS) {
+        uk_store_u128(sink->records + 16 * index, value);
+        return 0;
+    }
+    PyObject *item = sink->kind == KIND_UUIDS ? uk_make_uuid(value) : uk_long_from_u128(value);
+    if (item == NULL) {
+        return -1;
+    }
+    PyList_SET_ITEM(sink->result, index, item);
+    return 0;
+}
+
+/* Fill the sink with count values: prefix | rand_a, then rand_b = start + running sum of
+   2**32 + r, r the little-endian 32-bit words of the random bytes (as _v7bulk's
+   increment_words lays them out). Sets rand_b of the first and the last value. */
+static int fill_block(block_sink *sink, uk_u128 base, uint64_t start, Py_ssize_t count,
+                      PyObject *random_bytes, uint64_t *first_rand_b, uint64_t *last_rand_b)
+{
+    unsigned char chunk[4 * BLOCK_CHUNK];
+    unsigned char *bytes = chunk;
+    unsigned char *owned = NULL;
+    if (random_bytes != NULL) {
+        /* One call for the whole block, as the pure path makes. */
+        owned = PyMem_Malloc((size_t)count * 4);
+        if (owned == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        if (injected_bytes(random_bytes, owned, count * 4) < 0) {
+            PyMem_Free(owned);
+            return -1;
+        }
+        bytes = owned;
+    }
+    uint64_t rand_b = start;
+    int status = 0;
+    /* The objects are untracked, but each allocation still counts towards a collection of
+       the youngest generation: no collection while the block is made (as the pure path). */
+    int collecting = sink->kind == KIND_UUIDS && PyGC_Disable();
+    for (Py_ssize_t i = 0; i < count && status == 0; i++) {
+        Py_ssize_t at = owned != NULL ? i : i % BLOCK_CHUNK;
+        if (owned == NULL && at == 0) {
+            Py_ssize_t left = count - i;
+            size_t n = (size_t)(left < BLOCK_CHUNK ? left : BLOCK_CHUNK) * 4;
+            if (uk_random(chunk, n) < 0) {
+                status = -1;
+                break;
+            }
+        }
+        const unsigned char *r = bytes + 4 * at;
+        rand_b += ((uint64_t)1 << 32) + ((uint64_t)r[0] | (uint64_t)r[1] << 8 |
+                                         (uint64_t)r[2] << 16 | (uint64_t)r[3] << 24);
+        uk_u128 value = {base.hi, base.lo | rand_b};
+        if (i == 0) {
+            *first_rand_b = rand_b;
+        }
+        status = sink_put(sink, i, value);
+    }
+    if (collecting) {
+        PyGC_Enable();
+    }
+    PyMem_Free(owned);
+    *last_rand_b = rand_b;
+    return status;
+}
+
+/* v7_bulk_block(prefix, counter, counter_bits, increment_bits, count, random_bytes, kind)
+   -> (block, first, last, new_counter) | None: the twin of _v7bulk._bulk_block. */
+static int int_argument(PyObject *argument, int *out)
+{
+    long value = PyLong_AsLong(argument);
+    if (value == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (value < INT_MIN || value > INT_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "v7_bulk_block: argument out of range");
+        return -1;
+    }
+    *out = (int)value;
+    return 0;
+}
+
+static PyObject *v7_bulk_block(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    int counter_bits, increment_bits, kind;
+    Py_ssize_t count;
+    uk_u128 prefix, counter;
+    (void)module;
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "v7_bulk_block() takes 7 arguments");
+        return NULL;
+    }
+    PyObject *prefix_object = args[0], *counter_object = args[1], *random_bytes = args[5];
+    if (int_argument(args[2], &counter_bits) < 0 || int_argument(args[3], &increment_bits) < 0 ||
+        int_argument(args[6], &kind) < 0) {
+        return NULL;
+    }
+    count = PyLong_AsSsize_t(args[4]);
+    if (count == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (kind < KIND_INTS || kind > KIND_RECORDS) {
+        PyErr_SetString(PyExc_ValueError, "v7_bulk_block: unknown kind");
+        return NULL;
+    }
+    if (uk_long_to_u128(prefix_object, &prefix) < 0 ||
+        uk_long_to_u128(counter_object, &counter) < 0) {
+        return NULL;
+    }
+    /* rand_a one above the counter's, so the block is above every earlier value of the
+       tick; None (one value at a time, under the overflow policy) when it does not fit. */
+    int rand_a_bits = counter_bits - 62;
+    uint64_t rand_a = ((counter.hi << 2) | (counter.lo >> 62)) + 1;
+    if (count < 1 || rand_a_bits <= 0 || rand_a_bits > 12 || rand_a >> rand_a_bits ||
+        increment_bits < BLOCK_INCREMENT_BITS || count > BLOCK_MAX) {
+        Py_RETURN_NONE;
+    }
+    PyObject *source = random_bytes == Py_None ? NULL : random_bytes;
+    unsigned char start_bytes[8];
+    if (source != NULL ? injected_bytes(source, start_bytes, 8) : uk_random(start_bytes, 8)) {
+        return NULL;
+    }
+    uint64_t start = uk_load_be64(start_bytes) >> (64 - BLOCK_START_BITS);
+    block_sink sink = {kind, NULL, NULL};
+    sink.result = kind == KIND_RECORDS ? PyByteArray_FromStringAndSize(NULL, count * 16)
+                                       : PyList_New(count);
+    if (sink.result == NULL) {
+        return NULL;
+    }
+    if (kind == KIND_RECORDS) {
+        sink.records = (unsigned char *)PyByteArray_AS_STRING(sink.result);
+    }
+    uk_u128 base = {prefix.hi | rand_a, prefix.lo};
+    uint64_t first_rand_b = 0, last_rand_b = 0;
+    if (fill_block(&sink, base, start, count, source, &first_rand_b, &last_rand_b) < 0) {
+        Py_DECREF(sink.result);
+        return NULL;
+    }
+    uk_u128 first = {base.hi, base.lo | first_rand_b}, last = {base.hi, base.lo | last_rand_b};
+    uk_u128 next_counter = {rand_a >> 2, (rand_a << 62) | last_rand_b};
+    PyObject *first_object = uk_long_from_u128(first);
+    PyObject *last_object = uk_long_from_u128(last);
+    PyObject *counter_out = uk_long_from_u128(next_counter);
+    PyObject *answer = NULL;
+    if (first_object != NULL && last_object != NULL && counter_out != NULL) {
+        answer = PyTuple_Pack(4, sink.result, first_object, last_object, counter_out);
+    }
+    Py_XDECREF(first_object);
+    Py_XDECREF(last_object);
+    Py_XDECREF(counter_out);
+    Py_DECREF(sink.result);
+    return answer;
+}
+
+static PyMethodDef v7_methods[] = {
+    {"v7_bulk_block", (PyCFunction)(void (*)(void))v7_bulk_block, METH_FASTCALL,
+     "v7_bulk_block(prefix, counter, counter_bits, increment_bits, count, random_bytes, kind) "
+     "-> (block, first, last, new_counter) | None: count increasing UUIDv7 values of one "
+     "tick above counter, as ints (kind 0), UUIDs (1) or 16-byte records (2); random_bytes "
+     "None is the system CSPRNG.\n\nReferences: RFC 9562 §5.7, §6.2."},
+    {NULL, NULL, 0, NULL},
+};
+
 int uk_v7_init(PyObject *module)
 {
 #ifdef Py_GIL_DISABLED
@@ -567,6 +773,6 @@ int uk_v7_init(PyObject *module)
         Py_DECREF(&v7_core_type);
         return -1;
     }
-    return 0;
+    return PyModule_AddFunctions(module, v7_methods);
 #endif
 }

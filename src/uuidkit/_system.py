@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import time
-import weakref
+from _weakref import ref  # weakref.ref itself: the weakref module costs ~1 ms to import
 from collections.abc import Callable, Iterator
 
 __all__ = [
@@ -63,7 +63,9 @@ def sleep_ns(duration_ns: int) -> None:
 _BLOCK_BYTES = 4096
 _VALUE_BYTES = 16
 _from_bytes = int.from_bytes
-_pools: weakref.WeakSet[EntropyPool] = weakref.WeakSet()
+#: Weak references to every live pool, for the fork hook; a dead pool's reference removes
+#: itself (the callback), as in a ``weakref.WeakSet``.
+_pools: set[ref[EntropyPool]] = set()
 
 
 def random_bits(k: int) -> int:
@@ -87,7 +89,7 @@ class EntropyPool:
     def __init__(self, random_bytes: Callable[[int], bytes] = os.urandom) -> None:
         self._random_bytes = random_bytes
         self._values: Iterator[int] = iter(())
-        _pools.add(self)
+        _pools.add(ref(self, _pools.discard))
 
     def _refill(self) -> Iterator[int]:
         block = self._random_bytes(_BLOCK_BYTES)
@@ -111,8 +113,10 @@ class EntropyPool:
 
 
 def _reset_all_pools_in_child() -> None:
-    for pool in list(_pools):
-        pool.reset()
+    for reference in list(_pools):
+        pool = reference()
+        if pool is not None:
+            pool.reset()
 
 
 os.register_at_fork(after_in_child=_reset_all_pools_in_child)

@@ -205,8 +205,8 @@ def _time_based(version: int, n: int, into: str) -> Any:
 
     if version == 7:
         if into == "list":
-            return _uuids_of_ints(defaults.DEFAULT_V7.generate_ints(n))
-        return _wrap(_records_of_ints(defaults.DEFAULT_V7.generate_ints(n)), into)
+            return defaults.DEFAULT_V7.generate(n)
+        return _wrap(defaults.DEFAULT_V7.generate_records(n), into)
     # v1/v6: one block of the default generator (its compiled core's loop when built).
     generator = defaults.DEFAULT_V1 if version == 1 else defaults.DEFAULT_V6
     if into == "list":

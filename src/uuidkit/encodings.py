@@ -38,11 +38,14 @@ RFC 9562 §6.11.
 from __future__ import annotations
 
 import re
-from typing import Final
 from uuid import UUID
 
 from uuidkit._construct import from_int_unchecked
 from uuidkit.errors import InvalidField, InvalidUUID
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["SCHEMES", "decode", "encode"]
 

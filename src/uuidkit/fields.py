@@ -10,9 +10,7 @@ References: RFC 9562 §4.1 (Table 1), §4.2 (Table 2), §5.1-§5.10.
 
 from __future__ import annotations
 
-from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, ClassVar, Final, TypeAlias, overload
 from uuid import UUID
 
 from uuidkit._accel import SPEEDUPS, compiled
@@ -22,7 +20,12 @@ from uuidkit._record import Record
 from uuidkit.errors import InvalidUUID
 from uuidkit.timestamps import NS_PER_MS, gregorian_ticks_to_unix_ns, unix_ns_to_datetime
 
-if TYPE_CHECKING:  # the node-bearing records live with their layouts
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:
+    from datetime import datetime
+    from typing import ClassVar, Final, TypeAlias, overload
+
+    # the node-bearing records live with their layouts
     from uuidkit.nodelayouts import NodeFields
 
 __all__ = [
@@ -322,12 +325,16 @@ _TIME_RECORDS: Final[tuple[type[V1Fields | V6Fields] | None, ...]] = (
 ) + (None,) * 9
 
 
-@overload
-def fields(value: UUID, *, layout: None = None) -> UUIDFields: ...
-@overload
-def fields(value: UUID, *, layout: str) -> NodeFields: ...
-@overload
-def fields(value: UUID, *, layout: str | None) -> UUIDFields | NodeFields: ...
+if TYPE_CHECKING:  # the variants exist for type checkers only: typing stays unloaded
+
+    @overload
+    def fields(value: UUID, *, layout: None = None) -> UUIDFields: ...
+    @overload
+    def fields(value: UUID, *, layout: str) -> NodeFields: ...
+    @overload
+    def fields(value: UUID, *, layout: str | None) -> UUIDFields | NodeFields: ...
+
+
 def fields(value: UUID, *, layout: str | None = None) -> UUIDFields | NodeFields:
     """Every field of ``value`` under the RFC's names, as a frozen record.
 

@@ -14,12 +14,14 @@ References: RFC 9562 §4 (hex-and-dash form, Figures 1-4), RFC 8141 (URN syntax)
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final
 from uuid import UUID
 
 from uuidkit._accel import compiled
-from uuidkit.encodings import SCHEMES, encode
 from uuidkit.errors import InvalidField, InvalidUUID
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = [
     "FORMAT_STYLES",
@@ -120,7 +122,25 @@ def _decimal(u: UUID) -> str:
 
 
 def _encoder(scheme: str) -> Callable[[UUID], str]:
-    return lambda u: encode(u, scheme)
+    def encoded(u: UUID) -> str:
+        from uuidkit.encodings import encode  # on first use: most programs never encode
+
+        return encode(u, scheme)
+
+    return encoded
+
+
+#: :data:`uuidkit.encodings.SCHEMES`, in its order, named here so that ``import uuidkit`` does
+#: not load the encodings (the format tests check that the two agree).
+_SCHEMES: Final = (
+    "base32-crockford",
+    "base32hex",
+    "base32",
+    "base64url",
+    "base58btc",
+    "base62",
+    "typeid",
+)
 
 
 #: Text styles by name, for :func:`format_uuid` and the command line's ``--format``.
@@ -132,7 +152,7 @@ FORMAT_STYLES: Final[dict[str, Callable[[UUID], str]]] = {
     "hex": to_hex,
     "int": _decimal,
     "bytes_le": _bytes_le_hex,
-    **{scheme: _encoder(scheme) for scheme in SCHEMES},
+    **{scheme: _encoder(scheme) for scheme in _SCHEMES},
 }
 
 

@@ -20,7 +20,6 @@ References: RFC 9562 §5.1-§5.8; DCE 1.1 Authentication and Security Services (
 
 from __future__ import annotations
 
-from typing import Final
 from uuid import UUID
 
 from uuidkit._bits import (
@@ -39,6 +38,10 @@ from uuidkit._bits import check_field as _check
 from uuidkit._construct import from_int_unchecked
 from uuidkit._system import POOL
 from uuidkit.errors import InvalidField
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = [
     "DCE_DOMAIN_GROUP",

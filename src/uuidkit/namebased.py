@@ -15,15 +15,17 @@ References: RFC 9562 §5.3, §5.5, §6.5, §6.6 (Table 3), Appendix A.2, A.4, B.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
-from typing import Final, Literal, Protocol, TypeAlias
 from uuid import UUID
 
 from uuidkit._accel import compiled
 from uuidkit._construct import from_int_unchecked
 from uuidkit.errors import InvalidField
 from uuidkit.layouts import build_v3, build_v5, name_based_int, name_bytes, namespace_bytes
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:
+    from typing import Final, Literal, Protocol, TypeAlias
 
 __all__ = [
     "NAMESPACE_DNS",
@@ -48,24 +50,30 @@ uuid3: Final = compiled(build_v3, "uuid3", __name__)
 #: The same as the standard library's ``uuid.uuid5``, with RFC 9562 §6.5 name encoding.
 uuid5: Final = compiled(build_v5, "uuid5", __name__)
 
-NameHash: TypeAlias = Literal["sha256", "sha512", "sha3_256", "sha3_512", "shake_128", "shake_256"]
+if TYPE_CHECKING:  # at run time, made on first use by __getattr__ below
+    NameHash: TypeAlias = Literal[
+        "sha256", "sha512", "sha3_256", "sha3_512", "shake_128", "shake_256"
+    ]
 
 #: Bytes taken from each hash: the leftmost 128 bits. For SHAKE the request length does not
 #: change the leftmost bits, so asking for 16 bytes equals truncating a longer output.
 _DIGEST_BYTES: Final = 16
 
 
-class _FixedHash(Protocol):
-    def digest(self) -> bytes: ...
+if TYPE_CHECKING:  # the digest signatures, for the type checker only
 
+    class _FixedHash(Protocol):
+        def digest(self) -> bytes: ...
 
-class _ExtendableHash(Protocol):
-    def digest(self, length: int, /) -> bytes: ...
+    class _ExtendableHash(Protocol):
+        def digest(self, length: int, /) -> bytes: ...
 
 
 def _constructor(name: str) -> Callable[[bytes], object]:
     # hashlib is imported on first use: loading OpenSSL is a large part of `import uuidkit`.
-    constructor: Callable[[bytes], object] = getattr(importlib.import_module("hashlib"), name)
+    import hashlib
+
+    constructor: Callable[[bytes], object] = getattr(hashlib, name)
     return constructor
 
 
@@ -113,3 +121,21 @@ def build_v8_name(namespace: UUID, name: str | bytes, algorithm: NameHash = "sha
         )
     digest = digest_function(namespace_bytes(namespace) + name_bytes(name))
     return from_int_unchecked(name_based_int(digest, 8))
+
+
+def __getattr__(name: str) -> object:
+    """``NameHash``, the ``Literal`` of the hash names, built on first use.
+
+    Building it needs :mod:`typing`, which ``import uuidkit`` does not otherwise load.
+    """
+    if name != "NameHash":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from typing import Literal
+
+    alias: object = Literal[tuple(NAME_HASHES)]  # the same names, in the same order
+    globals()[name] = alias  # the next lookup is a plain attribute
+    return alias
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), "NameHash"})

@@ -28,7 +28,6 @@ References: RFC 9562 §4 (UUID Format, ABNF), RFC 5234 §2.3, RFC 8141 (URN).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
 from uuid import UUID
 
 from uuidkit._accel import compiled
@@ -56,6 +55,10 @@ from uuidkit.fields import (
     V7Fields,
     V8Fields,
 )
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = [
     "FIELD_NAMES",

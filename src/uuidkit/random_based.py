@@ -15,7 +15,6 @@ References: RFC 9562 §5.4, §5.8, §6.9.
 
 from __future__ import annotations
 
-from typing import Final
 from uuid import UUID
 
 from uuidkit._accel import compiled
@@ -40,6 +39,10 @@ from uuidkit._construct import (
 )
 from uuidkit._system import POOL
 from uuidkit.namebased import uuid3, uuid5
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["uuid3", "uuid4", "uuid5", "uuid8"]
 

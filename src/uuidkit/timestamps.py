@@ -20,11 +20,13 @@ Considerations).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-from typing import Final
-
 from uuidkit._bits import GREGORIAN_OFFSET_100NS
 from uuidkit.errors import InvalidField
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:
+    from datetime import datetime, timedelta
+    from typing import Final
 
 __all__ = [
     "GREGORIAN_EPOCH",
@@ -44,12 +46,45 @@ NS_PER_TICK: Final = 100
 #: Nanoseconds in one UUIDv7 unix_ts_ms unit (RFC 9562 §5.7).
 NS_PER_MS: Final = 1_000_000
 
-UNIX_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
-#: RFC 9562 §5.1: "00:00:00.00, 15 October 1582 (the date of Gregorian reform ...)".
-GREGORIAN_EPOCH: Final = datetime(1582, 10, 15, tzinfo=UTC)
+if TYPE_CHECKING:  # made on first use by __getattr__ below
+    UNIX_EPOCH: datetime
+    #: RFC 9562 §5.1: "00:00:00.00, 15 October 1582 (the date of Gregorian reform ...)".
+    GREGORIAN_EPOCH: datetime
 
 _NS_PER_US: Final = 1_000
 _NS_PER_DAY: Final = 86_400 * 1_000_000_000
+
+#: What the datetime conversions need, made on first use: ``import uuidkit`` does not load
+#: :mod:`datetime` (about 1.5 ms), since only these conversions make or read datetimes.
+_datetime_parts: tuple[type[datetime], datetime, type[timedelta]] | None = None
+
+
+def _datetimes() -> tuple[type[datetime], datetime, type[timedelta]]:
+    """``(datetime, UNIX_EPOCH, timedelta)``, importing :mod:`datetime` the first time."""
+    global _datetime_parts
+    if _datetime_parts is None:
+        from datetime import UTC, datetime, timedelta
+
+        _datetime_parts = (datetime, datetime(1970, 1, 1, tzinfo=UTC), timedelta)
+    return _datetime_parts
+
+
+def __getattr__(name: str) -> datetime:
+    """The epochs as aware datetimes, made on first use (see :func:`_datetimes`)."""
+    if name == "UNIX_EPOCH":
+        epoch = _datetimes()[1]
+    elif name == "GREGORIAN_EPOCH":
+        from datetime import UTC, datetime
+
+        epoch = datetime(1582, 10, 15, tzinfo=UTC)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = epoch  # the next lookup is a plain attribute
+    return epoch
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), "GREGORIAN_EPOCH", "UNIX_EPOCH"})
 
 
 def unix_ns_to_gregorian_ticks(unix_ns: int) -> int:
@@ -94,6 +129,7 @@ def datetime_to_unix_ns(when: datetime) -> int:
 
     References: RFC 9562 §5.1 ("Coordinated Universal Time (UTC)"), §5.7.
     """
+    datetime, unix_epoch, _ = _datetimes()
     if not isinstance(when, datetime):
         raise InvalidField(
             f"timestamp: expected a datetime, found {type(when).__name__}", "timestamp"
@@ -103,7 +139,7 @@ def datetime_to_unix_ns(when: datetime) -> int:
             f"timestamp: expected a timezone-aware datetime, found naive {when.isoformat()}",
             "timestamp",
         )
-    delta = when - UNIX_EPOCH
+    delta = when - unix_epoch
     return delta.days * _NS_PER_DAY + delta.seconds * 1_000_000_000 + delta.microseconds * 1_000
 
 
@@ -119,8 +155,9 @@ def unix_ns_to_datetime(unix_ns: int) -> datetime:
         raise InvalidField(
             f"timestamp: expected int nanoseconds, found {type(unix_ns).__name__}", "timestamp"
         )
+    _, unix_epoch, timedelta = _datetime_parts or _datetimes()
     try:
-        return UNIX_EPOCH + timedelta(microseconds=unix_ns // _NS_PER_US)
+        return unix_epoch + timedelta(microseconds=unix_ns // _NS_PER_US)
     except OverflowError:
         raise InvalidField(
             f"timestamp: {unix_ns} ns since 1970 is outside datetime's years 1-9999",

@@ -149,3 +149,30 @@ def test_a_renewal_that_cannot_be_written_releases_the_claim(tmp_path: Path) -> 
             writer.close()
 
     asyncio.run(main())
+
+
+def test_a_release_that_cannot_be_written_says_so(tmp_path: Path) -> None:
+    """The reply to ``release`` comes once the release is on disk; when that write fails
+    the reply says so (the claim is released, but a restart before the next successful
+    write would reclaim it), and the next successful write removes it."""
+
+    async def main() -> None:
+        async with running(tmp_path, ["a"]) as (_, hosts):
+            daemon = hosts["a"].daemon
+            assert daemon is not None and daemon.service is not None
+            state = hosts["a"].directory / "state" / "state.json"
+            async with hosts["a"].client() as client:
+                held = await client.claim(DOMAIN, X, 60)
+                daemon.service.store.ops = FileOps(write=_full_disk)
+                with pytest.raises(APIError) as caught:
+                    await client.release(str(held.claim))
+                assert caught.value.code.value == "state-write-failed"
+                assert "released" in str(caught.value)
+                assert await client.list_claims() == []
+                assert [c["id"] for c in json.loads(state.read_text())["claims"]] == [held.claim]
+                daemon.service.store.ops = FileOps()
+                other = await client.claim(DOMAIN, UIDSpace.unique(b"\x3d"), 60)
+                saved = [c["id"] for c in json.loads(state.read_text())["claims"]]
+                assert saved == [other.claim]
+
+    asyncio.run(main())

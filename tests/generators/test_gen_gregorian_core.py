@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from gen_fakes import FakeClock, seeded_bytes
+from gen_fakes import START_NS, FakeClock, seeded_bytes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -48,6 +48,7 @@ from uuidkit.generators import _gregorian_engine as engine_module
 from uuidkit.generators.gregorian import V6_DEFAULT
 from uuidkit.generators.node import MULTICAST_BIT
 from uuidkit.layouts import v1_int, v6_int
+from uuidkit.timestamps import gregorian_ticks_to_unix_ns, unix_ns_to_gregorian_ticks
 
 CORE = getattr(_accel.SPEEDUPS, "GregorianCore", None)
 needs_core = pytest.mark.skipif(CORE is None, reason="uuidkit._speedups not in use")
@@ -172,6 +173,42 @@ def test_a_regression_on_the_mixed_path_increments_the_clock_sequence(name: str)
     assert sequences[:3] == [sequences[0]] * 3
     assert sequences[3:] == [(sequences[0] + 1) & 0x3FFF] * 2
     assert fields(values[3]).timestamp < fields(values[2]).timestamp  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("pure", [True, False])
+@pytest.mark.parametrize("reading", [-(10**30), 10**30])
+def test_an_absurd_clock_reading_is_an_error_on_both_paths(
+    pure: bool, reading: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    generator, clock = make("v1", pure=pure, monkeypatch=monkeypatch)
+    first = generator()
+    start = clock.now_ns
+    clock.now_ns = reading
+    with pytest.raises(uuidkit.GeneratorError, match="far outside the 60-bit field"):
+        generator()
+    clock.now_ns = start + 100
+    after = generator()
+    assert (after.clock_seq, after.node) == (first.clock_seq, first.node)
+
+
+@pytest.mark.parametrize("pure", [True, False])
+@pytest.mark.parametrize(
+    ("name", "boundary"), [("v1", 1 << 32), ("v6-fixed", 1 << 12), ("v6", 1 << 12)]
+)
+def test_values_across_the_cached_upper_bits(
+    pure: bool, name: str, boundary: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The pure hot path caches everything above the timestamp's low 32 (v1) or 12 (v6)
+    # bits: values on both sides of such a boundary still have the RFC 9562 layout.
+    generator, clock = make(name, pure=pure, monkeypatch=monkeypatch)
+    pack = v1_int if name == "v1" else v6_int
+    first_stamp = (unix_ns_to_gregorian_ticks(START_NS) // boundary + 1) * boundary - 3
+    clock.now_ns = gregorian_ticks_to_unix_ns(first_stamp)
+    for step in range(6):
+        value = generator()
+        assert fields(value).timestamp == first_stamp + step  # type: ignore[union-attr]
+        assert value.int == pack(first_stamp + step, value.clock_seq, value.node)
+        clock.advance(100)
 
 
 def test_module_functions_are_the_generators_hot_paths() -> None:

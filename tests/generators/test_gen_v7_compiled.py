@@ -7,7 +7,7 @@ values and errors of the pure-Python generator (same clock readings, same random
 every policy), that the busy interlock keeps the fast path away from state the slow path
 holds, and that a forked child forgets the core's state and words.
 
-The pure twin is a :class:`V7Generator` built with ``_compiled_core`` returning ``None``.
+The pure twin is a :class:`V7Generator` built with ``_v7build._compiled_core`` returning ``None``.
 
 References: RFC 9562 §5.7, §6.1, §6.2, §6.9.
 """
@@ -15,6 +15,7 @@ References: RFC 9562 §5.7, §6.1, §6.2, §6.9.
 from __future__ import annotations
 
 import functools
+import gc
 import os
 import pickle
 import threading
@@ -38,8 +39,9 @@ from uuidkit.generators import (
     V7Config,
     V7Counter,
     V7Generator,
+    _v7build,
+    _v7bulk,
     defaults,
-    v7,
 )
 
 NS_PER_MS = 1_000_000
@@ -58,12 +60,12 @@ def _built_here() -> bool:
 @contextmanager
 def pure_build() -> Iterator[None]:
     """Generators built inside this block are the pure-Python reference."""
-    original = v7._compiled_core
-    v7._compiled_core = lambda *args: None
+    original = _v7build._compiled_core
+    _v7build._compiled_core = lambda *args: None
     try:
         yield
     finally:
-        v7._compiled_core = original
+        _v7build._compiled_core = original
 
 
 def pure_twin(**kwargs: Any) -> V7Generator:
@@ -243,7 +245,7 @@ def test_the_fast_path_stays_out_while_the_slow_path_holds_the_state(
     flag keeps the caller's fast path from the state: zero random bytes make every increment
     1, so a fast-path value made from the state the holder took would equal the holder's.
     """
-    monkeypatch.setattr(v7, "_core_takes_the_lock", lambda clock: False)
+    monkeypatch.setattr(_v7build, "_core_takes_the_lock", lambda clock: False)
     clock = BlockingClock()
     generator = V7Generator(clock=clock, random_bytes=constant_bytes(0x00))
     first = generator().int
@@ -295,3 +297,57 @@ def test_a_forked_child_forgets_the_core_state_and_words() -> None:
     # from its own randomness.
     assert not ready_after_fork and slow_calls == 1
     assert value != uuidkit.uuid7().int
+
+
+# --- blocks ------------------------------------------------------------------------------
+
+
+@needs_core
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    count=st.integers(-1, 600),
+    counter=st.integers(0, (1 << 74) - 1),
+    increment_bits=st.sampled_from([0, 32, 33, 48, 61]),
+    counter_bits=st.sampled_from([62, 66, 74]),
+    kind=st.sampled_from([_v7bulk.KIND_INTS, _v7bulk.KIND_UUIDS, _v7bulk.KIND_RECORDS]),
+)
+def test_the_compiled_block_is_the_pure_block(
+    seed: int, count: int, counter: int, increment_bits: int, counter_bits: int, kind: int
+) -> None:
+    prefix = (0x0192_3456_789A << 80) | (7 << 76) | (0b10 << 62)
+    counter &= (1 << counter_bits) - 1
+    arguments = (prefix, counter, counter_bits, increment_bits, count)
+    compiled = _v7bulk.bulk_block(*arguments, seeded_bytes(seed), kind)
+    pure = _v7bulk._bulk_block(*arguments, seeded_bytes(seed), kind)
+    assert compiled == pure
+    if compiled is not None:
+        block, first, last, _ = compiled
+        assert len(block) == count * (16 if kind == _v7bulk.KIND_RECORDS else 1)
+        assert first < last or count == 1
+
+
+@needs_core
+def test_blocks_of_uuids_are_exact_untracked_uuids_continuing_single_values() -> None:
+    generator = V7Generator()
+    before = generator().int
+    block = generator.generate(50_000)
+    records = generator.generate_records(50_000)
+    after = generator().int
+    assert all(type(value) is uuid.UUID and not gc.is_tracked(value) for value in block)
+    from_records = [int.from_bytes(records[i : i + 16]) for i in range(0, len(records), 16)]
+    sequence = [before, *(value.int for value in block), *from_records, after]
+    # RFC 9562 §6.2: "UUIDs generated in batches are also monotonic".
+    assert sequence == sorted(set(sequence))
+    assert all(value >> 76 & 0xF == 7 and value >> 62 & 0b11 == 0b10 for value in sequence)
+
+
+def test_a_refill_of_a_bad_size_fails_as_the_pure_path_does() -> None:
+    results = []
+    for factory in (V7Generator, pure_twin):
+        generator = factory(clock=FakeClock(), random_bytes=lambda n: b"\x00" * (n - 1))
+        try:
+            generator()
+        except TypeError as error:
+            results.append(str(error))
+    assert len(results) == 2 and results[0] == results[1]

@@ -33,11 +33,14 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
 
 from uuidkit import __version__
 from uuidkit.cli import _fastpath, _io, uuid_commands
 from uuidkit.errors import UUIDKitError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 __all__ = ["build_parser", "main"]
 

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import Any, Final, NoReturn
 
 from uuidkit.format import FORMAT_STYLES
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:
+    from typing import Any, Final, NoReturn
 
 __all__ = ["plain_gen"]
 

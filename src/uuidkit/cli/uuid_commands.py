@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import atexit
 from collections.abc import Callable, Iterator
-from typing import Any, Final
 from uuid import UUID
 
 import uuidkit
@@ -48,6 +47,10 @@ from uuidkit.namebased import (
 )
 from uuidkit.parse import from_bytes_le, from_int, parse
 from uuidkit.timestamps import unix_ns_to_datetime
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 # Start-up: what only some commands use (the generators, the node layouts, json) is imported
 # where it is used, so `uuidkit gen` loads neither inspect's nor convert's modules.
@@ -268,13 +271,8 @@ def _block_maker(args: argparse.Namespace) -> Callable[[int], list[UUID]]:
         from uuidkit.generators.defaults import DEFAULT_V7
 
         return DEFAULT_V7.generate
-    single: dict[int, Callable[[], UUID]] = {
-        1: uuidkit.uuid1,
-        4: uuidkit.uuid4,
-        6: uuidkit.uuid6,
-        8: uuidkit.uuid8,
-    }
-    make = single[version]
+    # Looked up by name, so only the chosen one loads: uuid4 and uuid8 need no generators.
+    make: Callable[[], UUID] = getattr(uuidkit, f"uuid{version}")
     return lambda count: [make() for _ in range(count)]
 
 

@@ -363,7 +363,15 @@ class APIServer:
             if not isinstance(claim, str):
                 raise APIError(ErrorCode.BAD_PARAMS, "expected 'claim', a claim ID", "claim")
             released = self.service.release(claim, client.uid)
-            await self.service.persisted()
+            failure = await self.service.persisted()
+            if failure is not None:
+                raise APIError(
+                    ErrorCode.STATE_WRITE_FAILED,
+                    f"claim {claim} was released (it is no longer defended), but the state "
+                    f"write failed ({failure.strerror or failure}): a restart before the next "
+                    "successful write would reclaim it",
+                    "claim",
+                )
             return released
         _no_params(params)
         if method == "list":

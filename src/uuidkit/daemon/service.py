@@ -475,9 +475,9 @@ class ClaimService:
     def _save(self, then: AfterWrite | None = None) -> None:
         self.writer.save(then)
 
-    async def persisted(self) -> None:
-        """Return once every change made so far is on disk."""
-        await self.writer.persisted()
+    async def persisted(self) -> OSError | None:
+        """Return once every change made so far is written: None, or the write's error."""
+        return await self.writer.persisted()
 
     @property
     def state_write_errors(self) -> int:

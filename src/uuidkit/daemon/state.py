@@ -206,18 +206,19 @@ class StateWriter:
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._write_loop())
 
-    async def persisted(self) -> None:
-        """Return once every change asked for so far is on disk."""
+    async def persisted(self) -> OSError | None:
+        """Return once the write of every change asked for so far has ended: None when it
+        is on disk, the ``OSError`` when that write failed."""
         if self._task is None or self._task.done():
-            return
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            return None
+        done: asyncio.Future[OSError | None] = asyncio.get_running_loop().create_future()
 
-        def finished(_failure: OSError | None) -> None:
+        def finished(failure: OSError | None) -> None:
             if not done.done():
-                done.set_result(None)
+                done.set_result(failure)
 
         self._after_write.append(finished)
-        await done
+        return await done
 
     async def drain(self) -> None:
         """Wait for the write in progress, if any."""

@@ -62,9 +62,11 @@ if TYPE_CHECKING:
 __all__ = ["GregorianEngine", "GregorianState", "build_pure_next"]
 
 NS_PER_TICK: Final = 100
-#: The compiled core's longest spin for the next clock interval (WAIT), in nanoseconds;
-#: generators with a coarser clock interval wait in Python (with sleeps) instead.
+#: The coarsest clock interval (ns) whose WAIT the compiled core does by spinning on the
+#: clock (for at most two intervals); coarser ones wait in Python, with sleeps.
 SPIN_LIMIT_NS: Final = 10_000
+#: Clock intervals beyond this either way are refused (far outside the 60-bit field).
+_INTERVAL_LIMIT: Final = 1 << 62
 _OVERFLOW_CODES: Final = {
     CounterOverflow.WAIT: 0,
     CounterOverflow.ADVANCE: 1,
@@ -192,11 +194,19 @@ class GregorianEngine:
 
         References: RFC 9562 §5.1, §6.1, §6.2.
         """
+        interval = now_ns // self.resolution
+        if not -_INTERVAL_LIMIT <= interval <= _INTERVAL_LIMIT:
+            # Thousands of years from now either way: no 60-bit timestamp, and no state
+            # change (the compiled core holds its ticks in 64 bits).
+            raise GeneratorError(
+                f"timestamp: a clock reading of {now_ns} ns is far outside the 60-bit field "
+                "(RFC 9562 §5.1)"
+            )
         state, timeline = self.state, self.timeline
         timeline.tick, timeline.clock_tick = state.tick, state.clock_tick
         timeline.restart_pending = state.pending
         try:
-            return self._next_tick(state, timeline, now_ns // self.resolution)
+            return self._next_tick(state, timeline, interval)
         finally:
             state.tick, state.clock_tick = timeline.tick, timeline.clock_tick
             state.pending = timeline.restart_pending
@@ -388,7 +398,6 @@ def build_pure_next(engine: GregorianEngine) -> Callable[..., UUID]:
     # The timestamp's low end and where it goes: RFC 9562 §5.6 (v6: time_high, time_mid,
     # ver, time_low of 12 bits) and §5.1 (v1: time_low of 32 bits first).
     low_bits, low_shift = (12, 64) if is_v6 else (32, 96)
-    low_mask = (1 << low_bits) - 1
     fixed_fields = not per_uuid
     cached_key, cached_seq, cached_node, cached_rest = -1, -1, -1, 0
     new, set_slot_int, set_slot_is_safe = new_blank, set_int, set_is_safe
@@ -403,12 +412,19 @@ def build_pure_next(engine: GregorianEngine) -> Callable[..., UUID]:
         return word
 
     def rest_of(key: int, clock_seq: int, node: int) -> int:
-        """Every bit of a value but the timestamp's low end (and v6's random word)."""
+        """Every bit of a value but the timestamp's low end, less ``key << (low_bits + low_shift)``.
+
+        ``stamp << low_shift`` is ``key << (low_bits + low_shift)`` plus the low end in place,
+        so adding it to this (negative) number gives the value with one shift and one add.
+        The subtracted multiple of ``2**76`` leaves bits 0-75 as they were, so v6's random
+        word (bits 0-61) can still be OR-ed in first.
+        """
         low = RFC_VARIANT_BITS | (MULTICAST_BIT if per_uuid else (clock_seq << 48) | node)
         if is_v6:  # key: the timestamp's top 48 bits
-            return (((key << 16) | marks) << 64) | low
-        # v1, key: time_high (12 bits) and time_mid (16)
-        return ((((key & MASK_16) << 16) | (key >> 16) | marks) << 64) | low
+            rest = (((key << 16) | marks) << 64) | low
+        else:  # v1, key: time_high (12 bits) and time_mid (16)
+            rest = ((((key & MASK_16) << 16) | (key >> 16) | marks) << 64) | low
+        return rest - (key << (low_bits + low_shift))
 
     def rebind() -> None:
         nonlocal acquire, release, words
@@ -461,10 +477,10 @@ def build_pure_next(engine: GregorianEngine) -> Callable[..., UUID]:
                     word = next(words)
                 except StopIteration:
                     word = draw()
-                rest |= word  # bits 0-61: clock_seq and node (masked_words)
+                rest |= word  # bits 0-61: clock_seq and node (masked_words); see rest_of
         finally:
             release()
-        value = rest | ((stamp & low_mask) << low_shift)
+        value = rest + (stamp << low_shift)  # see rest_of
         result = new(uuid_class)
         set_slot_int(result, value)
         set_slot_is_safe(result, unknown)

@@ -22,17 +22,14 @@ References: RFC 9562 §5.7, §6.1, §6.2, §6.9.
 from __future__ import annotations
 
 import enum
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 from uuid import UUID
 
 from uuidkit import _system
-from uuidkit._accel import SPEEDUPS
 from uuidkit._bits import FRAME_HIGH_SHIFT, FRAME_MID_SHIFT, MASK_62, version_bits
-from uuidkit._construct import UNKNOWN_SAFETY, from_ints_unchecked, new_blank, set_int, set_is_safe
-from uuidkit.errors import GeneratorError, InvalidField
+from uuidkit.errors import InvalidField
 from uuidkit.generators._policy import (
     Clock,
     ClockRegression,
@@ -41,13 +38,11 @@ from uuidkit.generators._policy import (
     Sleep,
     check_callable,
     check_choice,
-    check_count,
     check_int,
     register_for_fork,
-    word_stream,
 )
-from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS, RESTART, SAME, Timeline
-from uuidkit.generators._v7bulk import bulk_values
+from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS
+from uuidkit.generators._v7bulk import KIND_INTS, KIND_RECORDS, KIND_UUIDS
 
 __all__ = ["V7Config", "V7Counter", "V7Generator", "V7Layout"]
 
@@ -216,9 +211,11 @@ class V7Generator:
         ):
             check_callable(name, function)
         self.next: Callable[[], UUID]
-        self._generate: Callable[[int, bool], list[UUID] | list[int]]
+        self._generate: Callable[[int, int], Any]
         self._reset: Callable[[], None]
-        self.next, self._generate, self._reset = _build(
+        from uuidkit.generators._v7build import build  # it builds on this module's classes
+
+        self.next, self._generate, self._reset = build(
             self.config, clock, random_bytes, sleep_ns, monotonic_ns
         )
         register_for_fork(self)
@@ -236,14 +233,27 @@ class V7Generator:
         References: RFC 9562 §6.2 ("Take care to ensure UUIDs generated in batches are also
         monotonic").
         """
-        return self._generate(count, True)  # type: ignore[return-value]
+        values: list[UUID] = self._generate(count, KIND_UUIDS)
+        return values
 
     def generate_ints(self, count: int) -> list[int]:
         """Like :meth:`generate`, as 128-bit integers (no ``UUID`` objects to allocate).
 
         References: RFC 9562 §6.2.
         """
-        return self._generate(count, False)  # type: ignore[return-value]
+        values: list[int] = self._generate(count, KIND_INTS)
+        return values
+
+    def generate_records(self, count: int) -> bytearray:
+        """Like :meth:`generate`, as ``count`` packed 16-byte big-endian records.
+
+        The layout of a numpy ``'V16'`` array and of Arrow's ``arrow.uuid`` storage
+        (``numpy.frombuffer(records, dtype="V16")`` wraps it without a copy).
+
+        References: RFC 9562 §4, §6.2.
+        """
+        records: bytearray = self._generate(count, KIND_RECORDS)
+        return records
 
     def reset_after_fork(self) -> None:
         """Forget counter, timestamp and buffered randomness; new lock (run in a forked child).
@@ -332,245 +342,3 @@ class V7Layout:
             if self.wide_tail_mask:
                 low |= (draw() & self.wide_tail_mask) << 64
         return prefix | ((low >> 62) << FRAME_MID_SHIFT) | (low & MASK_62)
-
-
-def _timeline(
-    config: V7Config, layout: V7Layout, clock: Clock, sleep_ns: Sleep, monotonic_ns: Clock
-) -> Timeline:
-    fraction_bits = config.fraction_bits
-    return Timeline(
-        overflow=config.overflow,
-        regression=config.regression,
-        window_ticks=config.regression_window_ms << fraction_bits,
-        ahead_ticks=config.max_ahead_ms << fraction_bits,
-        max_tick=layout.max_tick,
-        tick_ns=layout.tick_ns,
-        ticks_of=layout.ticks_of,
-        clock=clock,
-        sleep_ns=sleep_ns,
-        monotonic_ns=monotonic_ns,
-        max_wait_ns=config.max_wait_ms * NS_PER_MS,
-        unit=f"ticks of 2**-{fraction_bits} ms",
-        exhausted=f"counter: all 2**{layout.counter_bits} values of the tick are used",
-    )
-
-
-def _compiled_core(
-    config: V7Config, layout: V7Layout, clock: Clock, random_bytes: RandomBytes
-) -> Any:
-    """The C fast path for this generator (``uuidkit._speedups.V7Core``), or ``None``.
-
-    ``None`` on the pure-Python path, and for the bit plans whose every value needs the
-    slow path anyway (Method 3 without a counter).
-    """
-    core_type = getattr(SPEEDUPS, "V7Core", None)
-    if core_type is None or not layout.counter_bits or layout.wide_tail_mask:
-        return None
-    return core_type(
-        None if clock is _system.REALTIME_NS else clock,
-        None if random_bytes is _system.OS_RANDOM else random_bytes,
-        layout.fraction_bits,
-        layout.counter_bits,
-        layout.tail_bits,
-        config.increment_bits if config.counter is V7Counter.RANDOM_INCREMENT else 0,
-    )
-
-
-def _core_takes_the_lock(clock: Clock) -> bool:
-    """Whether the C core holds the generator's lock around a value (an injected clock).
-
-    An injected clock is Python code: another thread may run while it is called, so the
-    core reads it under the lock, as the pure path does. The system clock is read in C,
-    atomically with the state under the GIL, and needs no lock.
-    """
-    return clock is not _system.REALTIME_NS
-
-
-def _build(
-    config: V7Config, clock: Clock, random_bytes: RandomBytes, sleep_ns: Sleep, monotonic_ns: Clock
-) -> tuple[Callable[[], UUID], Callable[[int, bool], list[UUID] | list[int]], Callable[[], None]]:
-    """The generator's three closures sharing one state (see :class:`V7Generator`).
-
-    Every decision about time is :class:`Timeline`'s and every bit position is
-    :class:`V7Layout`'s; the closures only hold the state (in cells, the cheapest thing
-    CPython reads) and inline the common case: same tick, counter not exhausted.
-
-    With the compiled accelerator, a ``V7Core`` makes the common case in C and calls
-    ``slow`` for everything else: ``slow`` takes the lock, then the state from the core
-    (``take``: the core's busy flag is set, so its fast path stays out), runs the very same
-    ``uuid7`` closure, and gives the state back (``give``) before it releases the lock. The
-    core also serves the random words (``words``, ``draw``) and the clock reading it took
-    (``read_clock``), so both paths consume the same words and readings in the same order.
-    """
-    layout = V7Layout(config)
-    timeline = _timeline(config, layout, clock, sleep_ns, monotonic_ns)
-    reading, overflow = timeline.reading, timeline.overflow
-    fraction_bits, counter_bits = layout.fraction_bits, layout.counter_bits
-    increment_mask, tail_bits, tail_mask = layout.increment_mask, layout.tail_bits, layout.tail_mask
-    wide_tail_mask = layout.wide_tail_mask
-    core = _compiled_core(config, layout, clock, random_bytes)
-    # Re-entrant so that generate() can hold it around a loop of uuid7(); it costs
-    # the same as a plain Lock on CPython 3.11 (measured: 79 vs 81 ns per acquire/release).
-    lock = threading.RLock()
-    acquire, release = lock.acquire, lock.release
-    # No tick yet: None, which no clock reading equals, so the first value asks the timeline.
-    tick: int | None = None
-    counter, prefix, last_value = 0, 0, -1
-    words: Iterator[int] = iter(()) if core is None else core
-    read_clock: Clock = clock if core is None else core.read_clock
-
-    def draw() -> int:
-        nonlocal words
-        if core is not None:
-            return int(core.draw())
-        word = next(words, None)
-        if word is None:
-            words = word_stream(random_bytes)
-            word = next(words)
-        return word
-
-    def moved(move: int) -> None:
-        """Follow a NEW or RESTART move of the timeline: new prefix, fresh counter."""
-        nonlocal tick, counter, prefix, last_value
-        tick = timeline.tick
-        prefix = layout.prefix(tick)
-        counter = layout.seed(draw)
-        if move == RESTART:
-            last_value = -1  # a documented step down: accept the lower value once
-
-    # Globals rebound as closure cells: a cell load is cheaper than a global lookup.
-    ns_per_ms, mid_shift, mask_62, same = NS_PER_MS, FRAME_MID_SHIFT, MASK_62, SAME
-    new, set_slot_int, set_slot_is_safe = new_blank, set_int, set_is_safe
-    unknown, uuid_class = UNKNOWN_SAFETY, UUID
-
-    def uuid7() -> UUID:
-        """A new UUIDv7, greater than every earlier value of this generator.
-
-        Thread-safe and fork-safe; in steady state the timestamp is the clock's millisecond
-        (see :class:`~uuidkit.generators.V7Generator` for the policies of its generator).
-
-        References: RFC 9562 §5.7, §6.2.
-        """
-        # One function on purpose: each avoided call saves ~50 ns on the hot path, so the
-        # common case (same tick, counter not exhausted) is inlined and everything else is
-        # a call into the timeline or the layout.
-        nonlocal counter, last_value
-        acquire()
-        try:
-            now_tick = (read_clock() << fraction_bits) // ns_per_ms  # layout.ticks_of, inlined
-            try:
-                word = next(words)
-            except StopIteration:
-                word = draw()
-            move = same if now_tick == tick else reading(now_tick)
-            if move != same:
-                moved(move)
-            else:
-                # RFC 9562 §6.2 Method 2: the counter "MUST be incremented in the least
-                # significant position"; §6.1: an implementation "MUST NOT knowingly return
-                # duplicate values due to a counter rollover", hence the overflow check.
-                bumped = counter + (word & increment_mask) + 1
-                if bumped >> counter_bits:
-                    moved(overflow(now_tick))
-                else:
-                    counter = bumped
-            low = counter  # layout.value, inlined
-            if tail_bits:
-                low = (low << tail_bits) | (word & tail_mask)
-                if wide_tail_mask:
-                    low |= (draw() & wide_tail_mask) << 64
-            value = prefix | ((low >> 62) << mid_shift) | (low & mask_62)
-            # RFC 9562 §6.2 "Monotonic Error Checking": the new value must exceed the last.
-            if value <= last_value:
-                raise GeneratorError(f"monotonic check failed: {value:#034x} <= {last_value:#034x}")
-            last_value = value
-        finally:
-            release()
-        result = new(uuid_class)
-        set_slot_int(result, value)
-        set_slot_is_safe(result, unknown)
-        return result
-
-    def generate(count: int, as_uuids: bool) -> list[UUID] | list[int]:
-        check_count(count)
-        acquire()
-        try:
-            taken = core is not None and take()
-            try:
-                values = bulk_block(count) if count > 1 else None
-                if values is None:
-                    # The lock is re-entrant: the whole block is still one acquisition.
-                    values = [uuid7().int for _ in range(count)]
-            finally:
-                if taken:
-                    give()
-        finally:
-            release()
-        return from_ints_unchecked(values) if as_uuids else values
-
-    def bulk_block(count: int) -> list[int] | None:
-        nonlocal counter, last_value
-        if config.counter is not V7Counter.RANDOM_INCREMENT:
-            return None
-        now_tick = layout.ticks_of(clock())
-        if now_tick != tick and (move := reading(now_tick)) != same:
-            moved(move)
-        block = bulk_values(
-            prefix, counter, counter_bits, config.increment_bits, count, random_bytes
-        )
-        if block is None:
-            return None
-        values, counter = block
-        if values[0] <= last_value:
-            raise GeneratorError(f"monotonic check failed: {values[0]:#034x} <= {last_value:#034x}")
-        last_value = values[-1]
-        return values
-
-    def take() -> bool:
-        """Take the state from the C core (busy); False when this thread already holds it."""
-        nonlocal counter, last_value
-        taken = core.enter()
-        if taken is None:
-            return False
-        counter, last_value = taken
-        return True
-
-    def give() -> None:
-        core.leave(-1 if tick is None else tick, counter, prefix, last_value)
-
-    def slow() -> UUID:
-        """The C core's slow path: the pure ``uuid7`` on the core's state, under the lock."""
-        acquire()
-        try:
-            if not take():
-                return uuid7()
-            try:
-                return uuid7()
-            finally:
-                give()
-        finally:
-            release()
-
-    def attach() -> None:
-        locked = _core_takes_the_lock(clock)
-        core.attach(slow, acquire if locked else None, release if locked else None)
-
-    def reset() -> None:
-        nonlocal tick, counter, prefix, last_value, words, acquire, release
-        fresh = threading.RLock()
-        acquire, release = fresh.acquire, fresh.release
-        timeline.reset()
-        tick, counter, prefix, last_value = None, 0, 0, -1
-        if core is None:
-            words = iter(())
-        else:
-            core.reset()  # RFC 9562 §6.9: the child never reuses the parent's random words
-            attach()
-
-    if core is None:
-        return uuid7, generate, reset
-    attach()
-    for name in ("__module__", "__name__", "__qualname__", "__doc__"):
-        setattr(core, name, getattr(uuid7, name))
-    core.__wrapped__ = uuid7
-    return core, generate, reset
