@@ -63,8 +63,23 @@ def test_head_in_a_real_shell_pipeline() -> None:
     assert uuid.UUID(line).version == 7 and status == "141" and result.stderr == ""
 
 
+def _as_in_a_terminal() -> None:
+    # Ctrl-C reaches a foreground process whose SIGINT disposition is the default. A shell
+    # that starts a job in the background without job control ignores SIGINT for it, and an
+    # ignored signal stays ignored across exec: a test run started that way would hand the
+    # child an ignored SIGINT, and Python would then (rightly) not raise KeyboardInterrupt.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_exits_130_without_a_traceback() -> None:
-    child = uuidkit_process("gen", "-n", ENDLESS, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child = uuidkit_process(
+        "gen",
+        "-n",
+        ENDLESS,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=_as_in_a_terminal,
+    )
     first_line(child)  # main() is running and writing
     child.send_signal(signal.SIGINT)
     _, err = child.communicate(timeout=60)

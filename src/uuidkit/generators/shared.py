@@ -26,6 +26,11 @@ generator object on it):
    for ``v`` lies in a later time unit than the one embedded in ``u``, then ``u < v`` (for v1
    only in timestamp order, since v1 values do not sort by time).
 
+Known limitation (v1/v6): when the clock stalls or goes back, a process counts ticks ahead
+of the clock inside its window; if it dies, the process that takes the window's next clock
+sequence starts at the clock's tick, so its values may sort below the dead process's last
+ones. They still never repeat one (1). A test pins this as a known failure.
+
 With ``window_ms=1`` and ``counter_block=1`` every v7 value is its own reservation and the
 order of (4) is exact: any value returned before another is requested is smaller.
 
