@@ -28,6 +28,7 @@ SOURCES = [
     "src/uuidkit/_speedups.c",
     "src/uuidkit/_speedups_text.c",
     "src/uuidkit/_speedups_bulk.c",
+    "src/uuidkit/_speedups_bulk_text.c",
     "src/uuidkit/_speedups_v7.c",
     "src/uuidkit/_speedups_gregorian.c",
 ]

@@ -168,11 +168,7 @@ def _elapsed(function: Callable[[], object]) -> float:
 
 def bulk(repeat: int) -> None:
     np = _optional("numpy")
-    generate, bulk_format, bulk_parse = (
-        uuidkit.bulk.generate,
-        uuidkit.bulk.format,
-        uuidkit.bulk.parse,
-    )
+    generate = uuidkit.bulk.generate
     print("\nbulk, 1,000,000 values, ns per UUID (garbage collector on)")
     results = {
         "list of uuid.UUID v7  [<= 150]": _per_uuid(lambda: generate(7, MILLION), repeat),
@@ -182,17 +178,10 @@ def bulk(repeat: int) -> None:
         ),
     }
     if np is not None:
-        v4 = generate(4, MILLION, into="numpy")
-        texts = bulk_format(v4)
         results |= {
             "numpy v7  [<= 30]": _per_uuid(lambda: generate(7, MILLION, into="numpy"), repeat),
-            "numpy v4  [<= 45]": _per_uuid(lambda: generate(4, MILLION, into="numpy"), repeat),
-            "os.urandom(16 * n) alone (the CSPRNG floor)": _per_uuid(
-                lambda: os.urandom(16 * MILLION), repeat
-            ),
-            "format numpy -> '<U36'  [<= 60]": _per_uuid(lambda: bulk_format(v4), repeat),
-            "parse '<U36' -> numpy  [<= 60]": _per_uuid(lambda: bulk_parse(texts), repeat),
         }
+    results |= _bulk_arrays(max(repeat, 3))
     fast = _optional("fastuuid")
     if fast is not None:
         results |= {
@@ -201,9 +190,59 @@ def bulk(repeat: int) -> None:
             "fastuuid.uuid4_as_strings_bulk(n)": _per_uuid(
                 lambda: fast.uuid4_as_strings_bulk(MILLION), repeat
             ),
+            "fastuuid.uuid7_as_strings_bulk(n)": _per_uuid(
+                lambda: fast.uuid7_as_strings_bulk(MILLION), repeat
+            ),
         }
     for label, ns in results.items():
         print(f"  {label:<46} {ns:>8.1f}")
+    peers = [ns for label, ns in results.items() if label.startswith("fastuuid")]
+    ours = [ns for label, ns in results.items() if "[<=" in label]
+    if peers and ours:
+        print(
+            f"  slowest uuidkit target row / fastest fastuuid bulk function: "
+            f"{max(ours) / min(peers):.2f}x (target < 1.00x)"
+        )
+
+
+def _bulk_arrays(repeat: int) -> dict[str, float]:
+    """Random arrays against the CSPRNG floor, then format/parse/timestamps of arrays."""
+    np, pa = _optional("numpy"), _optional("pyarrow")
+    if np is None or pa is None:
+        return {}
+    bulk = uuidkit.bulk
+    speedups = _accel.SPEEDUPS
+    rows = {
+        "numpy v4  [<= 45]": lambda: bulk.generate(4, MILLION, into="numpy"),
+        "numpy v8": lambda: bulk.generate(8, MILLION, into="numpy"),
+        "arrow v4": lambda: bulk.generate(4, MILLION, into="arrow"),
+        "os.urandom(16 * n) alone": lambda: os.urandom(16 * MILLION),
+    }
+    if speedups is not None:
+        # The CSPRNG floor measured the way random_records fills: getrandom(2) in 64 KiB
+        # chunks into a buffer allocated (and page-faulted) once, 1 and 2 threads.
+        buffer = bytearray(16 * MILLION)
+        rows["floor: getrandom into a buffer, 1 thread"] = lambda: speedups.getrandom_into(
+            buffer, 1
+        )
+        rows["floor: getrandom into a buffer, 2 threads"] = lambda: speedups.getrandom_into(
+            buffer, 2
+        )
+    v4 = bulk.generate(4, MILLION, into="numpy")
+    v4_arrow, v4_list = bulk.generate(4, MILLION, into="arrow"), bulk.to_list(v4)
+    v7 = bulk.generate(7, MILLION, into="numpy")
+    texts, arrow_texts, listed = bulk.format(v4), bulk.format(v4_arrow), bulk.format(v4_list)
+    rows |= {
+        "format numpy -> '<U36'  [<= 60]": lambda: bulk.format(v4),
+        "format arrow.uuid -> Arrow string  [<= 60]": lambda: bulk.format(v4_arrow),
+        "format list[UUID] -> list[str]": lambda: bulk.format(v4_list),
+        "parse '<U36' -> numpy  [<= 60]": lambda: bulk.parse(texts),
+        "parse '<U36' -> numpy, strict  [<= 60]": lambda: bulk.parse(texts, strict=True),
+        "parse Arrow string -> arrow.uuid  [<= 60]": lambda: bulk.parse(arrow_texts, into="arrow"),
+        "parse list[str] -> numpy": lambda: bulk.parse(listed),
+        "timestamps of numpy v7 -> int64 ns": lambda: bulk.timestamps(v7),
+    }
+    return {label: _per_uuid(call, repeat) for label, call in rows.items()}
 
 
 def collector(repeat: int) -> None:

@@ -1,18 +1,155 @@
-/* uuidkit._speedups: the array loops behind uuidkit.bulk.
+/* uuidkit._speedups: the array loops behind uuidkit.bulk (generation and conversions; the
+ * text loops are in _speedups_bulk_text.c).
  *
  * Values travel as packed 16-byte big-endian records (a bytearray, or any buffer on input), the
  * layout of a numpy 'V16'/'S16' array and of pyarrow's arrow.uuid storage. Functions that
  * read untrusted elements return the index of the first bad one instead of raising, so
  * uuidkit.bulk can let the Python twin word the error for that element.
  *
+ * Random records come from getrandom(2) directly, never from a userspace generator: the
+ * buffer is filled in cache-sized chunks, each stamped with the version and variant while it
+ * is still in cache, without the GIL, and split between two threads when it is large (the
+ * kernel's generator is per-CPU, so two requests run in parallel). Large outputs are advised
+ * onto transparent huge pages: on a virtual machine a first-touch page fault can cost as much
+ * as generating the 4 KiB it maps.
+ *
  * References: RFC 9562 §4, §5.4, §5.8, §6.9.
  */
 #include "_speedups.h"
 
+#include <errno.h>
+#include <pthread.h>
+#include <structmember.h>
 #include <string.h>
+#include <unistd.h>
 
-int uk_read_text(PyObject *text, int strict, uk_u128 *value);
-void uk_write_canonical(unsigned char *out, uk_u128 value, const char *digits);
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <sys/random.h>
+#define UK_BULK_GETRANDOM 1
+#endif
+
+/* Bytes per getrandom(2) request: big enough that the per-call cost vanishes, small enough
+   that the chunk is still in the L2 cache when its version and variant bits are written. */
+#define FILL_CHUNK ((size_t)64 * 1024)
+/* From this size on, a second thread fills half of the buffer. */
+#define PARALLEL_BYTES ((size_t)1 << 20)
+#define HUGE_PAGE ((uintptr_t)2 << 20)
+
+/* Advise the whole huge pages inside [start, start + size) onto transparent huge pages. A
+   refused advice (no THP in this kernel) only costs speed, so its result is not checked. */
+static void advise_huge_pages(void *start, size_t size)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    uintptr_t first = ((uintptr_t)start + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+    uintptr_t last = ((uintptr_t)start + size) & ~(HUGE_PAGE - 1);
+    if (last > first) {
+        (void)madvise((void *)first, last - first, MADV_HUGEPAGE);
+    }
+#else
+    (void)start;
+    (void)size;
+#endif
+}
+
+/* A new bytearray of size bytes, uninitialised (every byte is written before it is read). */
+PyObject *uk_new_buffer(Py_ssize_t size)
+{
+    PyObject *result = PyByteArray_FromStringAndSize(NULL, size);
+    if (result != NULL && size >= (Py_ssize_t)(2 * HUGE_PAGE)) {
+        advise_huge_pages(PyByteArray_AS_STRING(result), (size_t)size);
+    }
+    return result;
+}
+
+/* RFC 9562 §5.4/§5.8: version in the high nibble of octet 6, variant 0b10 in octet 8. */
+static void stamp_records(unsigned char *out, size_t count, int version)
+{
+    for (size_t i = 0; i < count; i++, out += 16) {
+        out[6] = (unsigned char)((out[6] & 0x0F) | (version << 4));
+        out[8] = (unsigned char)((out[8] & 0x3F) | 0x80);
+    }
+}
+
+/* One thread's share: out[0:size] from getrandom(2), stamped unless version < 0. Runs
+   without the GIL; done counts the bytes finished, error is errno when it stopped early. */
+typedef struct {
+    unsigned char *out;
+    size_t size;
+    size_t done;
+    int version;
+    int error;
+} fill_job;
+
+static void *fill_from_kernel(void *argument)
+{
+    fill_job *job = argument;
+#ifdef UK_BULK_GETRANDOM
+    while (job->done < job->size) {
+        unsigned char *chunk = job->out + job->done;
+        size_t size = job->size - job->done < FILL_CHUNK ? job->size - job->done : FILL_CHUNK;
+        for (size_t got = 0; got < size;) {
+            ssize_t more = getrandom(chunk + got, size - got, 0);
+            if (more < 0) {
+                /* EINTR included: the caller checks for signals with the GIL and finishes. */
+                job->error = errno;
+                return NULL;
+            }
+            got += (size_t)more;
+        }
+        if (job->version >= 0) {
+            stamp_records(chunk, size / 16, job->version);
+        }
+        job->done += size;
+    }
+#else
+    job->error = ENOSYS;
+#endif
+    return NULL;
+}
+
+static int parallel_threads(size_t size)
+{
+    if (size < PARALLEL_BYTES) {
+        return 1;
+    }
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online >= 2 ? 2 : 1;
+}
+
+/* Fill out[0:size] (whole records) from the OS CSPRNG, stamped with version unless it is < 0,
+   using threads threads. -1 with an exception set on failure. */
+static int fill_random(unsigned char *out, size_t size, int version, int threads)
+{
+    size_t half = threads > 1 ? size / 32 * 16 : 0;
+    fill_job jobs[2] = {{out, size - half, 0, version, 0}, {out + size - half, half, 0, version, 0}};
+    Py_BEGIN_ALLOW_THREADS
+    pthread_t helper;
+    int started = half > 0 && pthread_create(&helper, NULL, fill_from_kernel, &jobs[1]) == 0;
+    fill_from_kernel(&jobs[0]);
+    if (started) {
+        /* pthread_join of a thread this function created and has not detached cannot fail. */
+        (void)pthread_join(helper, NULL);
+    }
+    else {
+        fill_from_kernel(&jobs[1]);
+    }
+    Py_END_ALLOW_THREADS
+    for (int i = 0; i < 2; i++) {
+        /* A share that stopped early (a signal, no getrandom(2)) is finished through the
+           module's CSPRNG path, which checks signals and falls back to os.urandom. */
+        size_t left = jobs[i].size - jobs[i].done;
+        if (left > 0) {
+            if (PyErr_CheckSignals() < 0 || uk_random(jobs[i].out + jobs[i].done, left) < 0) {
+                return -1;
+            }
+            if (version >= 0) {
+                stamp_records(jobs[i].out + jobs[i].done, left / 16, version);
+            }
+        }
+    }
+    return 0;
+}
 
 /* random_records(version, n) -> bytearray: n random records stamped with version (4 or 8). */
 static PyObject *bulk_random_records(PyObject *module, PyObject *args)
@@ -27,20 +164,35 @@ static PyObject *bulk_random_records(PyObject *module, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "random_records: bad version or count");
         return NULL;
     }
-    PyObject *result = PyByteArray_FromStringAndSize(NULL, count * 16);
+    PyObject *result = uk_new_buffer(count * 16);
     if (result == NULL) {
         return NULL;
     }
+    size_t size = (size_t)count * 16;
     unsigned char *out = (unsigned char *)PyByteArray_AS_STRING(result);
-    if (uk_random(out, (size_t)count * 16) < 0) {
+    if (fill_random(out, size, version, parallel_threads(size)) < 0) {
         Py_DECREF(result);
         return NULL;
     }
-    for (Py_ssize_t i = 0; i < count; i++, out += 16) {
-        out[6] = (unsigned char)((out[6] & 0x0F) | (version << 4));
-        out[8] = (unsigned char)((out[8] & 0x3F) | 0x80);
-    }
     return result;
+}
+
+/* getrandom_into(buffer, threads): fill a writable buffer exactly as random_records does,
+   without the version stamp: the benchmark's measure of the CSPRNG floor. */
+static PyObject *bulk_getrandom_into(PyObject *module, PyObject *args)
+{
+    Py_buffer view;
+    int threads;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "w*i:getrandom_into", &view, &threads)) {
+        return NULL;
+    }
+    int failed = fill_random(view.buf, (size_t)view.len / 16 * 16, -1, threads > 1 ? 2 : 1);
+    PyBuffer_Release(&view);
+    if (failed) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
 }
 
 static int get_records(PyObject *object, Py_buffer *view)
@@ -79,16 +231,74 @@ static PyObject *bulk_uuids_from_records(PyObject *module, PyObject *buffer)
     return result;
 }
 
+/* The value of an int in [0, 2**128) read from its 30-bit digits, on the CPython versions
+   whose int layout is known (3.11: ob_size; 3.12 to 3.14: lv_tag); 0 for any other int or
+   version, which then goes through uk_long_to_u128 (a third of the speed). */
+static int read_digits(PyObject *number, uk_u128 *value)
+{
+#if PyLong_SHIFT == 30 && PY_VERSION_HEX < 0x030F0000
+    const PyLongObject *n = (const PyLongObject *)number;
+#if PY_VERSION_HEX < 0x030C0000
+    Py_ssize_t size = Py_SIZE(number);
+    const digit *digits = n->ob_digit;
+#else
+    uintptr_t tag = n->long_value.lv_tag;
+    Py_ssize_t size = (tag & 3) == 2 ? -1 : (Py_ssize_t)(tag >> 3); /* sign 2: negative */
+    const digit *digits = n->long_value.ob_digit;
+#endif
+    if (size < 0 || size > 5 || (size == 5 && digits[4] >> 8)) {
+        return 0;
+    }
+    uint64_t high = 0, low = 0;
+    for (Py_ssize_t i = size - 1; i >= 0; i--) {
+        high = (high << 30) | (low >> 34);
+        low = (low << 30) | digits[i];
+    }
+    value->hi = high;
+    value->lo = low;
+    return 1;
+#else
+    (void)number;
+    (void)value;
+    return 0;
+#endif
+}
+
+/* The int slot of an exact uuid.UUID (borrowed, maybe NULL), its offset found once from
+   the class's member descriptor; NULL for anything else. */
+static PyObject *exact_uuid_int(PyObject *u)
+{
+    static PyTypeObject *known_type;
+    static Py_ssize_t known_offset;
+    if (!uk_is_exact_uuid(u)) {
+        return NULL;
+    }
+    if (Py_TYPE(u) != known_type) {
+        PyObject *descriptor = PyDict_GetItemString(Py_TYPE(u)->tp_dict, "int"); /* borrowed */
+        if (descriptor == NULL || !Py_IS_TYPE(descriptor, &PyMemberDescr_Type) ||
+            ((PyMemberDescrObject *)descriptor)->d_member->type != T_OBJECT_EX) {
+            return NULL;
+        }
+        known_offset = ((PyMemberDescrObject *)descriptor)->d_member->offset;
+        known_type = Py_TYPE(u); /* the bound class, kept alive by the module */
+    }
+    return *(PyObject **)((char *)u + known_offset);
+}
+
 /* The 128-bit value of element (any uuid.UUID, or an int when ints is set); 0 if bad. */
 static int element_value(PyObject *element, int ints, uk_u128 *value)
 {
+    PyObject *number = ints ? element : exact_uuid_int(element);
+    if (number != NULL && PyLong_CheckExact(number) && read_digits(number, value)) {
+        return 1;
+    }
     if (!ints && uk_read_exact(element, value)) {
         return 1;
     }
     if (ints ? !PyLong_CheckExact(element) : !uk_is_uuid(element)) {
         return 0;
     }
-    PyObject *number = ints ? Py_NewRef(element) : PyObject_GetAttrString(element, "int");
+    number = ints ? Py_NewRef(element) : PyObject_GetAttrString(element, "int");
     if (number == NULL) {
         PyErr_Clear();
         return 0;
@@ -157,7 +367,8 @@ static PyObject *bulk_uuids_from_ints(PyObject *module, PyObject *sequence)
     for (Py_ssize_t i = 0; result != NULL && i < count; i++) {
         uk_u128 value;
         PyObject *u = NULL;
-        if (PyLong_CheckExact(items[i]) && uk_long_to_u128(items[i], &value) == 0) {
+        if (PyLong_CheckExact(items[i]) &&
+            (read_digits(items[i], &value) || uk_long_to_u128(items[i], &value) == 0)) {
             u = uk_make_uuid(value);
         }
         else if (!PyErr_Occurred()) {
@@ -173,102 +384,95 @@ static PyObject *bulk_uuids_from_ints(PyObject *module, PyObject *sequence)
     return result;
 }
 
-/* format_records(buffer, width) -> list[str] (width 0) or bytearray of 36-character cells,
-   each character width bytes (1: ASCII, 4: UCS-4 as numpy's '<U36'). */
-static PyObject *bulk_format_records(PyObject *module, PyObject *args)
+/* new_records(n) -> bytearray of n uninitialised records (the caller writes each one). */
+static PyObject *bulk_new_records(PyObject *module, PyObject *number)
 {
-    PyObject *buffer;
-    int width;
+    (void)module;
+    Py_ssize_t count = PyNumber_AsSsize_t(number, PyExc_OverflowError);
+    if (count == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (count < 0 || count > PY_SSIZE_T_MAX / 16) {
+        PyErr_SetString(PyExc_ValueError, "new_records: bad count");
+        return NULL;
+    }
+    return uk_new_buffer(count * 16);
+}
+
+/* RFC 9562 §5.1/§5.6: 100 ns intervals since 1582-10-15; §5.7: Unix milliseconds. */
+#define GREGORIAN_TICKS_AT_UNIX 0x01B21DD213814000LL
+#define NS_PER_MS 1000000LL
+
+/* The Unix nanoseconds of one record, or 0 when it has no time that fits int64. */
+static int record_time_ns(const unsigned char *record, int64_t *ns)
+{
+    uint64_t high = uk_load_be64(record), high48 = high >> 16, mid12 = high & 0xFFF;
+    unsigned version = (unsigned)(high >> 12) & 0xF;
+    if ((record[8] >> 6) != 2) {
+        return 0;
+    }
+    if (version == 7) {
+        if (high48 > (uint64_t)(INT64_MAX / NS_PER_MS)) {
+            return 0;
+        }
+        *ns = (int64_t)high48 * NS_PER_MS;
+        return 1;
+    }
+    uint64_t ticks;
+    if (version == 1) {
+        ticks = (mid12 << 48) | ((high48 & 0xFFFF) << 32) | (high48 >> 16);
+    }
+    else if (version == 6) {
+        ticks = (high48 << 12) | mid12;
+    }
+    else {
+        return 0;
+    }
+    /* int64 nanoseconds span 1677-09-21 to 2262-04-11 around the Unix epoch. */
+    int64_t since = (int64_t)ticks - GREGORIAN_TICKS_AT_UNIX; /* ticks < 2**60 */
+    if (since < -(INT64_MAX / 100) || since > INT64_MAX / 100) {
+        return 0;
+    }
+    *ns = since * 100;
+    return 1;
+}
+
+/* timestamps_of_records(buffer) -> bytearray of native int64 Unix nanoseconds, or the int
+   index of the first record that is not a v1/v6/v7 UUID with a time inside int64 ns. */
+static PyObject *bulk_timestamps_of_records(PyObject *module, PyObject *buffer)
+{
     Py_buffer view;
     (void)module;
-    if (!PyArg_ParseTuple(args, "Oi:format_records", &buffer, &width)) {
-        return NULL;
-    }
-    if (width != 0 && width != 1 && width != 4) {
-        PyErr_SetString(PyExc_ValueError, "format_records: width must be 0, 1 or 4");
-        return NULL;
-    }
     if (get_records(buffer, &view) < 0) {
         return NULL;
     }
     Py_ssize_t count = view.len / 16;
     const unsigned char *in = view.buf;
-    PyObject *result;
-    if (width == 0) {
-        result = PyList_New(count);
-        for (Py_ssize_t i = 0; result != NULL && i < count; i++) {
-            PyObject *text = PyUnicode_New(36, 127);
-            if (text == NULL) {
-                Py_CLEAR(result);
-                break;
-            }
-            uk_write_canonical(PyUnicode_1BYTE_DATA(text), uk_load_u128(in + 16 * i),
-                               "0123456789abcdef");
-            PyList_SET_ITEM(result, i, text);
+    PyObject *result = uk_new_buffer(count * 8);
+    for (Py_ssize_t i = 0; result != NULL && i < count; i++) {
+        int64_t ns;
+        if (!record_time_ns(in + 16 * i, &ns)) {
+            Py_SETREF(result, PyLong_FromSsize_t(i));
+            break;
         }
-    }
-    else if (count > PY_SSIZE_T_MAX / (36 * 4)) {
-        result = PyErr_NoMemory();
-    }
-    else {
-        result = PyByteArray_FromStringAndSize(NULL, count * 36 * width);
-        if (result != NULL) {
-            unsigned char *out = (unsigned char *)PyByteArray_AS_STRING(result);
-            unsigned char cell[36];
-            for (Py_ssize_t i = 0; i < count; i++) {
-                unsigned char *target = width == 1 ? out + 36 * i : cell;
-                uk_write_canonical(target, uk_load_u128(in + 16 * i), "0123456789abcdef");
-                if (width == 4) {
-                    uint32_t *wide = (uint32_t *)(void *)(out + 144 * i);
-                    for (int j = 0; j < 36; j++) {
-                        wide[j] = cell[j];
-                    }
-                }
-            }
-        }
+        memcpy(PyByteArray_AS_STRING(result) + 8 * i, &ns, 8);
     }
     PyBuffer_Release(&view);
     return result;
 }
 
-/* parse_texts(list[str], strict) -> bytearray | int (index of the first element not accepted
-   by the fast path; the caller asks the Python twin to explain it). */
-static PyObject *bulk_parse_texts(PyObject *module, PyObject *args)
-{
-    PyObject *sequence;
-    int strict;
-    (void)module;
-    if (!PyArg_ParseTuple(args, "Op:parse_texts", &sequence, &strict)) {
-        return NULL;
-    }
-    PyObject *fast = PySequence_Fast(sequence, "expected a sequence");
-    if (fast == NULL) {
-        return NULL;
-    }
-    Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
-    PyObject **items = PySequence_Fast_ITEMS(fast);
-    PyObject *result = PyByteArray_FromStringAndSize(NULL, count * 16);
-    if (result == NULL) {
-        Py_DECREF(fast);
-        return NULL;
-    }
-    unsigned char *out = (unsigned char *)PyByteArray_AS_STRING(result);
-    for (Py_ssize_t i = 0; i < count; i++) {
-        uk_u128 value;
-        if (!uk_read_text(items[i], strict, &value)) {
-            Py_DECREF(result);
-            Py_DECREF(fast);
-            return PyLong_FromSsize_t(i);
-        }
-        uk_store_u128(out + 16 * i, value);
-    }
-    Py_DECREF(fast);
-    return result;
-}
+/* The text loops, in _speedups_bulk_text.c. */
+PyObject *uk_bulk_format_records(PyObject *module, PyObject *args);
+PyObject *uk_bulk_arrow_offsets(PyObject *module, PyObject *args);
+PyObject *uk_bulk_parse_texts(PyObject *module, PyObject *args);
+PyObject *uk_bulk_parse_cells(PyObject *module, PyObject *args);
+PyObject *uk_bulk_parse_arrow(PyObject *module, PyObject *args);
 
 PyMethodDef uk_bulk_methods[] = {
     {"random_records", bulk_random_records, METH_VARARGS,
      "random_records(version, n) -> bytearray: n random 16-byte records stamped with version."},
+    {"getrandom_into", bulk_getrandom_into, METH_VARARGS,
+     "getrandom_into(buffer, threads): fill buffer from getrandom(2) as random_records does."},
     {"uuids_from_records", bulk_uuids_from_records, METH_O,
      "uuids_from_records(buffer) -> list[UUID] (not tracked by the cyclic GC)."},
     {"records_of_uuids", bulk_records_of_uuids, METH_O,
@@ -277,9 +481,20 @@ PyMethodDef uk_bulk_methods[] = {
      "records_of_ints(seq) -> bytearray, or the int index of the first bad element."},
     {"uuids_from_ints", bulk_uuids_from_ints, METH_O,
      "uuids_from_ints(list[int]) -> list[UUID] (not tracked by the cyclic GC)."},
-    {"format_records", bulk_format_records, METH_VARARGS,
+    {"timestamps_of_records", bulk_timestamps_of_records, METH_O,
+     "timestamps_of_records(buffer) -> bytearray of int64 ns, or the index of the first bad one."},
+    {"new_records", bulk_new_records, METH_O,
+     "new_records(n) -> bytearray of n uninitialised 16-byte records."},
+    {"format_records", uk_bulk_format_records, METH_VARARGS,
      "format_records(buffer, width) -> list[str] (width 0) or packed 36-character cells."},
-    {"parse_texts", bulk_parse_texts, METH_VARARGS,
-     "parse_texts(seq, strict) -> bytearray, or the int index of the first bad element."},
+    {"arrow_offsets", uk_bulk_arrow_offsets, METH_VARARGS,
+     "arrow_offsets(n, width) -> bytearray: n + 1 offsets 0, 36, 72, ... of width 4 or 8."},
+    {"parse_texts", uk_bulk_parse_texts, METH_VARARGS,
+     "parse_texts(seq, strict, out, start) -> index of the first element left to the caller."},
+    {"parse_cells", uk_bulk_parse_cells, METH_VARARGS,
+     "parse_cells(buffer, char_width, cell_chars, strict, out, start) -> index, as parse_texts."},
+    {"parse_arrow", uk_bulk_parse_arrow, METH_VARARGS,
+     "parse_arrow(validity, offsets, data, offset, n, offset_width, strict, out, start) -> "
+     "index, as parse_texts."},
     {NULL, NULL, 0, NULL},
 };

@@ -78,6 +78,8 @@ static int read_urn_prefix(const unsigned char *s)
     return 1;
 }
 
+int uk_read_ascii(const unsigned char *s, Py_ssize_t length, int strict, uk_u128 *value);
+
 /* The value of text in one accepted form; 0 when text is not one (or not plain ASCII). */
 int uk_read_text(PyObject *text, int strict, uk_u128 *value)
 {
@@ -93,8 +95,12 @@ int uk_read_text(PyObject *text, int strict, uk_u128 *value)
     if (!PyUnicode_IS_ASCII(text)) {
         return 0;
     }
-    const unsigned char *s = PyUnicode_1BYTE_DATA(text);
-    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    return uk_read_ascii(PyUnicode_1BYTE_DATA(text), PyUnicode_GET_LENGTH(text), strict, value);
+}
+
+/* The value of the length ASCII characters at s in one accepted form; 0 when not one. */
+int uk_read_ascii(const unsigned char *s, Py_ssize_t length, int strict, uk_u128 *value)
+{
     if (length == 36) {
         return read_canonical(s, value);
     }

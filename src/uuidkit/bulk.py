@@ -28,7 +28,8 @@ References: RFC 9562 §4, §5.1, §5.4, §5.6, §5.7, §5.8, §6.2.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Sequence
+from array import array
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Final, Literal, TypeAlias
 from uuid import UUID
@@ -48,6 +49,9 @@ VERSIONS: Final = (1, 4, 6, 7, 8)
 _INTO: Final = ("list", "numpy", "arrow")
 _NS_PER_MS: Final = 1_000_000
 _INT64_MAX: Final = (1 << 63) - 1
+_CANONICAL_LENGTH: Final = 36
+#: Characters an Arrow ``string`` array holds (int32 offsets); past it, ``large_string``.
+_ARROW_STRING_LIMIT = (1 << 31) - 1
 
 
 @contextmanager
@@ -252,21 +256,22 @@ def format(values: Any) -> Any:
     """Canonical 8-4-4-4-12 lower-case strings of many UUIDs.
 
     A list (or other sequence) of UUIDs gives a list of str; a numpy array a ``'<U36'``
-    array; an Arrow array a ``pa.string()`` array.
+    array; an Arrow array a ``pa.string()`` array (``pa.large_string()`` past 2**31 - 1
+    characters).
 
     References: RFC 9562 §4 (Figure 1).
     """
-    module = type(values).__module__.split(".")[0]
+    module = _module_of(values)
     records = _records_of(values)
     if module == "numpy":
         return _numpy().frombuffer(_format_records(records, 4), dtype="<U36")
     if module == "pyarrow":
-        pa = _pyarrow()
-        count = len(memoryview(records)) // 16
-        offsets = _numpy().arange(0, 36 * (count + 1), 36, dtype="int32")
-        data = pa.py_buffer(_format_records(records, 1))
-        return pa.StringArray.from_buffers(count, pa.py_buffer(offsets), data)
+        return _arrow_strings(records)
     return _format_records(records, 0)
+
+
+def _module_of(values: object) -> str:
+    return type(values).__module__.split(".")[0]
 
 
 def _format_records(records: Any, width: int) -> Any:
@@ -279,49 +284,162 @@ def _format_records(records: Any, width: int) -> Any:
     return "".join(texts).encode("ascii" if width == 1 else "utf-32-le")
 
 
-def _texts_of(strings: Any) -> list[Any]:
-    module = type(strings).__module__.split(".")[0]
-    if module == "pyarrow":
-        return list(strings.to_pylist())
-    if module == "numpy":
-        return list(strings.tolist())
-    return strings if isinstance(strings, list) else list(strings)
+def _arrow_strings(records: Any) -> Any:
+    pa = _pyarrow()
+    count = len(memoryview(records)) // 16
+    large = _CANONICAL_LENGTH * count > _ARROW_STRING_LIMIT
+    width = 8 if large else 4
+    if SPEEDUPS is not None:
+        offsets = SPEEDUPS.arrow_offsets(count, width)
+    else:
+        offsets = array("q" if large else "i", range(0, _CANONICAL_LENGTH * count + 1, 36))
+    kind = pa.LargeStringArray if large else pa.StringArray
+    data = _format_records(records, 1)
+    return kind.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(data))
 
 
 def parse(strings: Any, *, into: Into = "numpy", strict: bool = False) -> Any:
     """Many UUID strings (a sequence, numpy or Arrow string array) as a numpy/Arrow array or
     a list of :class:`uuid.UUID`, with :func:`uuidkit.parse`'s rules.
 
-    The first string that is not a UUID raises :class:`~uuidkit.InvalidUUID` whose message
-    starts ``element N:``, with ``index`` N and the ``position`` within that string.
+    numpy ``'U'`` arrays and ``'S'`` arrays (each byte read as one character) and Arrow
+    ``string``/``large_string`` arrays are read in place. The first string that is not a
+    UUID raises :class:`~uuidkit.InvalidUUID` whose message starts ``element N:``, with
+    ``index`` N and the ``position`` within that string.
 
     References: RFC 9562 §4.
     """
     target = _check_into(into)
-    texts = _texts_of(strings)
-    if SPEEDUPS is not None:
-        records: bytearray | int = SPEEDUPS.parse_texts(texts, bool(strict))
-        if isinstance(records, int):
-            _explain(texts, records, strict)
-        else:
-            return _wrap(records, target)
-    values: list[int] = []
-    append = values.append
-    for index, text in enumerate(texts):
-        try:
-            append(parse_one(text, strict=strict).int)
-        except InvalidUUID:
-            _explain(texts, index, strict)
-    return _uuids_of_ints(values) if target == "list" else _wrap(_records_of_ints(values), target)
+    strict = bool(strict)
+    if SPEEDUPS is None:
+        values = [_parse_element(text, index, strict) for index, text in _enumerate(strings)]
+        if target == "list":
+            return _uuids_of_ints(values)
+        return _wrap(_records_of_ints(values), target)
+    return _wrap(_parse_compiled(strings, strict), target)
 
 
-def _explain(texts: Sequence[Any], start: int, strict: bool) -> None:
-    """Raise for the first element from ``start`` that uuidkit.parse rejects."""
-    for index in range(start, len(texts)):
-        try:
-            parse_one(texts[index], strict=strict)
-        except InvalidUUID as error:
-            raise InvalidUUID(f"element {index}: {error}", error.position, index=index) from None
+def _enumerate(strings: Any) -> Iterator[tuple[int, Any]]:
+    """Each element of a sequence, numpy or Arrow array as Python objects, with its index."""
+    module = _module_of(strings)
+    if module == "pyarrow":
+        return enumerate(strings.to_pylist())
+    if module == "numpy":
+        array = _string_array(strings)
+        if array.dtype.kind == "S":
+            return enumerate(text.decode("latin-1") for text in array.tolist())
+        return enumerate(array.tolist())
+    return enumerate(strings)
+
+
+def _string_array(strings: Any) -> Any:
+    if strings.ndim != 1:
+        raise InvalidUUID(f"expected a 1-D array of strings, found {strings.ndim} dimensions")
+    return strings
+
+
+def _parse_element(text: object, index: int, strict: bool) -> int:
+    try:
+        return parse_one(text, strict=strict).int  # type: ignore[arg-type]
+    except InvalidUUID as error:
+        raise InvalidUUID(f"element {index}: {error}", error.position, index=index) from None
+
+
+def _parse_compiled(strings: Any, strict: bool) -> bytearray:
+    module = _module_of(strings)
+    if module == "numpy" and _string_array(strings).dtype.kind in ("U", "S"):
+        return _parse_cells(strings, strict)
+    if module == "pyarrow" and _is_arrow_text(strings.type):
+        return _parse_arrow(strings, strict)
+    texts = strings if isinstance(strings, list) else [text for _, text in _enumerate(strings)]
+    records: bytearray = SPEEDUPS.new_records(len(texts))
+
+    def fast(start: int) -> int:
+        done: int = SPEEDUPS.parse_texts(texts, strict, records, start)
+        return done
+
+    _parse_resuming(records, len(texts), fast, texts.__getitem__, strict)
+    return records
+
+
+def _parse_resuming(
+    out: Any,
+    count: int,
+    fast: Callable[[int], int],
+    element: Callable[[int], object],
+    strict: bool,
+    base: int = 0,
+) -> None:
+    """Run the compiled loop; each element it leaves goes to uuidkit.parse, then it resumes.
+
+    ``base`` is the index of ``out``'s first element in the whole input (Arrow chunks).
+    """
+    index = fast(0)
+    while index < count:
+        value = _parse_element(element(index), base + index, strict)
+        out[16 * index : 16 * index + 16] = value.to_bytes(16)
+        index = fast(index + 1)
+
+
+def _parse_cells(strings: Any, strict: bool) -> bytearray:
+    np = _numpy()
+    width = 4 if strings.dtype.kind == "U" else 1
+    chars = strings.dtype.itemsize // width
+    records: bytearray = SPEEDUPS.new_records(len(strings))
+    if chars == 0:  # 'U0': every element is the empty string
+        _parse_resuming(records, len(strings), lambda start: start, lambda _: "", strict)
+        return records
+    # Little-endian UCS-4 in one contiguous block: a copy only for strided or '>U' input.
+    cells = np.ascontiguousarray(strings, dtype=f"<U{chars}" if width == 4 else None)
+    octets = cells.view(np.uint8)
+
+    def fast(start: int) -> int:
+        done: int = SPEEDUPS.parse_cells(octets, width, chars, strict, records, start)
+        return done
+
+    def element(index: int) -> object:
+        text = strings[index].item()
+        return text.decode("latin-1") if isinstance(text, bytes) else text
+
+    _parse_resuming(records, len(strings), fast, element, strict)
+    return records
+
+
+def _is_arrow_text(kind: Any) -> bool:
+    types = _pyarrow().types
+    return bool(types.is_string(kind) or types.is_large_string(kind))
+
+
+def _parse_arrow(strings: Any, strict: bool) -> bytearray:
+    records: bytearray = SPEEDUPS.new_records(len(strings))
+    chunks = getattr(strings, "chunks", [strings])
+    base = 0
+    with memoryview(records) as whole:
+        for chunk in chunks:
+            if not len(chunk):
+                continue  # an empty array may have no offsets buffer at all
+            with whole[16 * base : 16 * (base + len(chunk))] as out:
+                _parse_arrow_chunk(chunk, base, out, strict)
+            base += len(chunk)
+    return records
+
+
+def _parse_arrow_chunk(chunk: Any, base: int, out: memoryview, strict: bool) -> None:
+    validity, offsets, data = chunk.buffers()
+    width = 8 if _pyarrow().types.is_large_string(chunk.type) else 4
+    validity = validity if chunk.null_count else None
+    data = b"" if data is None else data
+
+    def fast(start: int) -> int:
+        done: int = SPEEDUPS.parse_arrow(
+            validity, offsets, data, chunk.offset, len(chunk), width, strict, out, start
+        )
+        return done
+
+    def element(index: int) -> object:
+        return chunk[index].as_py()
+
+    _parse_resuming(out, len(chunk), fast, element, strict, base)
 
 
 def timestamps(values: Any) -> Any:
@@ -335,7 +453,13 @@ def timestamps(values: Any) -> Any:
     References: RFC 9562 §5.1, §5.6, §5.7, §6.1.
     """
     np = _numpy()
-    words = np.frombuffer(_records_of(values), dtype=">u8").reshape(-1, 2).astype(np.uint64)
+    records = _records_of(values)
+    if SPEEDUPS is not None:
+        found: bytearray | int = SPEEDUPS.timestamps_of_records(records)
+        if isinstance(found, int):
+            raise _no_timestamp(records, found)
+        return np.frombuffer(found, dtype=np.int64)
+    words = np.frombuffer(records, dtype=">u8").reshape(-1, 2).astype(np.uint64)
     high = words[:, 0]
     version = (high >> 12) & 0xF
     rfc = (words[:, 1] >> 62) == 2
@@ -352,8 +476,14 @@ def timestamps(values: Any) -> Any:
     fits = np.where(version == 7, ms <= _INT64_MAX // _NS_PER_MS, in_range)
     bad = np.flatnonzero(~(good & fits))
     if bad.size:
-        index = int(bad[0])
-        what = "a v1, v6 or v7 UUID" if not good[index] else "a time between 1677 and 2262"
-        raise InvalidUUID(f"element {index}: expected {what}", index=index)
+        raise _no_timestamp(records, int(bad[0]))
     gregorian_ns = (ticks.astype(np.int64) - GREGORIAN_OFFSET_100NS) * 100
     return np.where(version == 7, ms.astype(np.int64) * _NS_PER_MS, gregorian_ns)
+
+
+def _no_timestamp(records: Any, index: int) -> InvalidUUID:
+    """The error for the record at ``index``, known to have no time inside int64 ns."""
+    record = bytes(memoryview(records)[16 * index : 16 * index + 16])
+    good = record[8] >> 6 == 2 and record[6] >> 4 in (1, 6, 7)
+    what = "a v1, v6 or v7 UUID" if not good else "a time between 1677 and 2262"
+    return InvalidUUID(f"element {index}: expected {what}", index=index)

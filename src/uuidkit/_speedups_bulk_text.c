@@ -1,0 +1,450 @@
+/* uuidkit._speedups: the text loops behind uuidkit.bulk.format and uuidkit.bulk.parse.
+ *
+ * Formatting writes the 36 characters of each record straight into the output: ASCII cells
+ * (Arrow string data), UCS-4 cells (numpy '<U36', little-endian) or new str objects, through
+ * tables of the two characters of every byte value.
+ *
+ * Parsing reads the input where it lies: the items of a list of str, the fixed-width cells
+ * of a numpy 'U'/'S' array, or the offsets and data buffers of an Arrow string array. The
+ * canonical 8-4-4-4-12 form is read by a table-driven fast path; every other cell goes
+ * through uuidkit.parse's ASCII reader (uk_read_ascii). A function returns the index of the
+ * first element it does not accept; uuidkit.bulk then reads that one element with the
+ * Python parser (which accepts it, or words the error) and calls again from the next one.
+ *
+ * References: RFC 9562 §4 (ABNF, Figure 1), RFC 5234 §2.3.
+ */
+#include "_speedups.h"
+
+#include <string.h>
+
+int uk_read_text(PyObject *text, int strict, uk_u128 *value);
+int uk_read_ascii(const unsigned char *s, Py_ssize_t length, int strict, uk_u128 *value);
+PyObject *uk_new_buffer(Py_ssize_t size);
+
+#define CANONICAL_CHARS 36
+/* The longest accepted form: urn:uuid: and 36 characters. */
+#define LONGEST_FORM 45
+#define NOT_HEX 0x100u
+
+/* hex_digit[c]: the value of the hex digit c, or NOT_HEX. */
+static uint16_t hex_digit[256];
+/* The two lower-case hex digits of a byte, as ASCII and as little-endian UCS-4. */
+static unsigned char ascii_pair[256][2];
+static unsigned char wide_pair[256][8];
+static int tables_ready;
+
+/* Where the two digits of record byte i start in a canonical string. */
+static const unsigned char byte_at[16] = {0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34};
+
+static void make_tables(void)
+{
+    static const char digits[] = "0123456789abcdef";
+    if (tables_ready) {
+        return; /* the GIL is held: no other thread builds them at the same time */
+    }
+    for (unsigned c = 0; c < 256; c++) {
+        hex_digit[c] = NOT_HEX;
+    }
+    for (unsigned v = 0; v < 16; v++) {
+        hex_digit[(unsigned char)digits[v]] = (uint16_t)v;
+        hex_digit[(unsigned char)"0123456789ABCDEF"[v]] = (uint16_t)v;
+    }
+    for (unsigned b = 0; b < 256; b++) {
+        ascii_pair[b][0] = (unsigned char)digits[b >> 4];
+        ascii_pair[b][1] = (unsigned char)digits[b & 0xF];
+        memset(wide_pair[b], 0, 8);
+        wide_pair[b][0] = ascii_pair[b][0];
+        wide_pair[b][4] = ascii_pair[b][1];
+    }
+    tables_ready = 1;
+}
+
+/* --- formatting ------------------------------------------------------------------------ */
+
+static void write_ascii_cell(unsigned char *out, const unsigned char *record)
+{
+    for (int i = 0; i < 16; i++) {
+        memcpy(out + byte_at[i], ascii_pair[record[i]], 2);
+    }
+    out[8] = out[13] = out[18] = out[23] = '-';
+}
+
+static void write_wide_cell(unsigned char *out, const unsigned char *record)
+{
+    static const unsigned char hyphen[4] = {'-', 0, 0, 0};
+    for (int i = 0; i < 16; i++) {
+        memcpy(out + 4 * byte_at[i], wide_pair[record[i]], 8);
+    }
+    memcpy(out + 4 * 8, hyphen, 4);
+    memcpy(out + 4 * 13, hyphen, 4);
+    memcpy(out + 4 * 18, hyphen, 4);
+    memcpy(out + 4 * 23, hyphen, 4);
+}
+
+static int get_records(PyObject *object, Py_buffer *view)
+{
+    if (PyObject_GetBuffer(object, view, PyBUF_SIMPLE) < 0) {
+        return -1;
+    }
+    if (view->len % 16 != 0) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_ValueError, "expected whole 16-byte records");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *format_list(const unsigned char *in, Py_ssize_t count)
+{
+    PyObject *result = PyList_New(count);
+    for (Py_ssize_t i = 0; result != NULL && i < count; i++) {
+        PyObject *text = PyUnicode_New(CANONICAL_CHARS, 127);
+        if (text == NULL) {
+            Py_CLEAR(result);
+            break;
+        }
+        write_ascii_cell(PyUnicode_1BYTE_DATA(text), in + 16 * i);
+        PyList_SET_ITEM(result, i, text);
+    }
+    return result;
+}
+
+static PyObject *format_cells(const unsigned char *in, Py_ssize_t count, int width)
+{
+    if (count > PY_SSIZE_T_MAX / (CANONICAL_CHARS * 4)) {
+        return PyErr_NoMemory();
+    }
+    Py_ssize_t cell = CANONICAL_CHARS * width;
+    PyObject *result = uk_new_buffer(count * cell);
+    if (result == NULL) {
+        return NULL;
+    }
+    unsigned char *out = (unsigned char *)PyByteArray_AS_STRING(result);
+    for (Py_ssize_t i = 0; i < count; i++, out += cell) {
+        if (width == 1) {
+            write_ascii_cell(out, in + 16 * i);
+        }
+        else {
+            write_wide_cell(out, in + 16 * i);
+        }
+    }
+    return result;
+}
+
+/* format_records(buffer, width) -> list[str] (width 0) or bytearray of 36-character cells,
+   each character width bytes (1: ASCII, 4: UCS-4 as numpy's '<U36'). */
+PyObject *uk_bulk_format_records(PyObject *module, PyObject *args)
+{
+    PyObject *buffer;
+    int width;
+    Py_buffer view;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "Oi:format_records", &buffer, &width)) {
+        return NULL;
+    }
+    if (width != 0 && width != 1 && width != 4) {
+        PyErr_SetString(PyExc_ValueError, "format_records: width must be 0, 1 or 4");
+        return NULL;
+    }
+    if (get_records(buffer, &view) < 0) {
+        return NULL;
+    }
+    make_tables();
+    Py_ssize_t count = view.len / 16;
+    PyObject *result = width == 0 ? format_list(view.buf, count)
+                                  : format_cells(view.buf, count, width);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* arrow_offsets(n, width) -> bytearray: the n + 1 offsets 0, 36, ..., 36 * n of an Arrow
+   string (width 4) or large_string (width 8) array of canonical strings, native order. */
+PyObject *uk_bulk_arrow_offsets(PyObject *module, PyObject *args)
+{
+    Py_ssize_t count;
+    int width;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "ni:arrow_offsets", &count, &width)) {
+        return NULL;
+    }
+    int64_t limit = width == 4 ? INT32_MAX : INT64_MAX;
+    if ((width != 4 && width != 8) || count < 0 || count >= PY_SSIZE_T_MAX / 64 ||
+        (int64_t)count > limit / CANONICAL_CHARS) {
+        PyErr_SetString(PyExc_ValueError, "arrow_offsets: bad count or width");
+        return NULL;
+    }
+    PyObject *result = uk_new_buffer((count + 1) * width);
+    if (result == NULL) {
+        return NULL;
+    }
+    char *out = PyByteArray_AS_STRING(result);
+    for (Py_ssize_t i = 0; i <= count; i++) {
+        if (width == 4) {
+            int32_t offset = (int32_t)(i * CANONICAL_CHARS);
+            memcpy(out + 4 * i, &offset, 4);
+        }
+        else {
+            int64_t offset = (int64_t)i * CANONICAL_CHARS;
+            memcpy(out + 8 * i, &offset, 8);
+        }
+    }
+    return result;
+}
+
+/* --- parsing --------------------------------------------------------------------------- */
+
+/* Where the 32 digits of a canonical string are. */
+static const unsigned char digit_at[32] = {0,  1,  2,  3,  4,  5,  6,  7,  9,  10, 11,
+                                           12, 14, 15, 16, 17, 19, 20, 21, 22, 24, 25,
+                                           26, 27, 28, 29, 30, 31, 32, 33, 34, 35};
+
+static inline uint32_t char_at(const unsigned char *s, int width, Py_ssize_t index)
+{
+    if (width == 1) {
+        return s[index];
+    }
+    const unsigned char *p = s + 4 * index; /* numpy 'U' cells are little-endian UCS-4 */
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
+
+static inline unsigned hex_of(uint32_t c)
+{
+    return c < 256 ? hex_digit[c] : NOT_HEX;
+}
+
+/* RFC 9562 §4: 8-4-4-4-12 hex digits (either case) at s into record; 0 if not that form.
+   record may be written to even when the answer is 0. */
+static inline int read_canonical_cell(const unsigned char *s, int width, unsigned char *record)
+{
+    uint32_t hyphens = (char_at(s, width, 8) ^ '-') | (char_at(s, width, 13) ^ '-') |
+                       (char_at(s, width, 18) ^ '-') | (char_at(s, width, 23) ^ '-');
+    unsigned seen = 0;
+    for (int i = 0; i < 16; i++) {
+        unsigned high = hex_of(char_at(s, width, digit_at[2 * i]));
+        unsigned low = hex_of(char_at(s, width, digit_at[2 * i + 1]));
+        seen |= high | low;
+        record[i] = (unsigned char)((high << 4) | (low & 0xF));
+    }
+    return hyphens == 0 && seen < NOT_HEX;
+}
+
+/* Any accepted form in length characters at s (plain ASCII only) into record. */
+static int read_any_cell(const unsigned char *s, int width, Py_ssize_t length, int strict,
+                         unsigned char *record)
+{
+    unsigned char ascii[LONGEST_FORM];
+    if (length > LONGEST_FORM) {
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < length; i++) {
+        uint32_t c = char_at(s, width, i);
+        if (c > 127) {
+            return 0;
+        }
+        ascii[i] = (unsigned char)c;
+    }
+    uk_u128 value;
+    if (!uk_read_ascii(ascii, length, strict, &value)) {
+        return 0;
+    }
+    uk_store_u128(record, value);
+    return 1;
+}
+
+static int get_output(PyObject *out, Py_buffer *view, Py_ssize_t count, Py_ssize_t start)
+{
+    if (PyObject_GetBuffer(out, view, PyBUF_WRITABLE) < 0) {
+        return -1;
+    }
+    if (view->len / 16 < count || start < 0 || start > count) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_ValueError, "parse: the output is too small or start is negative");
+        return -1;
+    }
+    return 0;
+}
+
+/* parse_texts(list, strict, out, start) -> the first index from start whose element is not
+   an exact str in an accepted form (len(list) when every one was read into out). */
+PyObject *uk_bulk_parse_texts(PyObject *module, PyObject *args)
+{
+    PyObject *sequence, *out;
+    int strict;
+    Py_ssize_t start;
+    Py_buffer view;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "O!pOn:parse_texts", &PyList_Type, &sequence, &strict, &out,
+                          &start)) {
+        return NULL;
+    }
+    Py_ssize_t count = PyList_GET_SIZE(sequence);
+    if (get_output(out, &view, count, start) < 0) {
+        return NULL;
+    }
+    make_tables();
+    unsigned char *records = view.buf;
+    Py_ssize_t i = start;
+    for (; i < count; i++) {
+        PyObject *text = PyList_GET_ITEM(sequence, i);
+        unsigned char *record = records + 16 * i;
+        if (PyUnicode_CheckExact(text) && PyUnicode_IS_COMPACT_ASCII(text) &&
+            PyUnicode_GET_LENGTH(text) == CANONICAL_CHARS &&
+            read_canonical_cell(PyUnicode_1BYTE_DATA(text), 1, record)) {
+            continue;
+        }
+        uk_u128 value;
+        if (!uk_read_text(text, strict, &value)) {
+            break;
+        }
+        uk_store_u128(record, value);
+    }
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(i);
+}
+
+/* parse_cells(buffer, char_width, cell_chars, strict, out, start): the same over a numpy
+   'U' (char_width 4) or 'S' (char_width 1) array; a cell's text ends before its trailing NULs,
+   as numpy reads it. */
+PyObject *uk_bulk_parse_cells(PyObject *module, PyObject *args)
+{
+    Py_buffer cells, view;
+    int width, strict;
+    Py_ssize_t chars, start;
+    PyObject *out;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "y*inpOn:parse_cells", &cells, &width, &chars, &strict, &out,
+                          &start)) {
+        return NULL;
+    }
+    Py_ssize_t cell = chars * width;
+    if ((width != 1 && width != 4) || chars <= 0 || chars > PY_SSIZE_T_MAX / 4 ||
+        cells.len % cell != 0) {
+        PyBuffer_Release(&cells);
+        PyErr_SetString(PyExc_ValueError, "parse_cells: bad cell size");
+        return NULL;
+    }
+    Py_ssize_t count = cells.len / cell;
+    if (get_output(out, &view, count, start) < 0) {
+        PyBuffer_Release(&cells);
+        return NULL;
+    }
+    make_tables();
+    const unsigned char *in = (const unsigned char *)cells.buf + start * cell;
+    unsigned char *record = (unsigned char *)view.buf + 16 * start;
+    Py_ssize_t i = start;
+    for (; i < count; i++, in += cell, record += 16) {
+        if (chars == CANONICAL_CHARS && (width == 4 ? read_canonical_cell(in, 4, record)
+                                                    : read_canonical_cell(in, 1, record))) {
+            continue;
+        }
+        Py_ssize_t length = chars;
+        while (length > 0 && char_at(in, width, length - 1) == 0) {
+            length--;
+        }
+        if (!read_any_cell(in, width, length, strict, record)) {
+            break;
+        }
+    }
+    PyBuffer_Release(&view);
+    PyBuffer_Release(&cells);
+    return PyLong_FromSsize_t(i);
+}
+
+typedef struct {
+    Py_buffer validity, offsets, data;
+    int has_validity;
+} arrow_buffers;
+
+static void release_arrow(arrow_buffers *buffers)
+{
+    if (buffers->has_validity) {
+        PyBuffer_Release(&buffers->validity);
+    }
+    PyBuffer_Release(&buffers->offsets);
+    PyBuffer_Release(&buffers->data);
+}
+
+static int64_t offset_at(const Py_buffer *offsets, int width, Py_ssize_t index)
+{
+    const char *p = (const char *)offsets->buf + index * width;
+    if (width == 4) {
+        int32_t narrow;
+        memcpy(&narrow, p, 4);
+        return narrow;
+    }
+    int64_t wide;
+    memcpy(&wide, p, 8);
+    return wide;
+}
+
+/* parse_arrow(validity | None, offsets, data, offset, n, offset_width, strict, out, start):
+   the same over an Arrow string (offset_width 4) or large_string (8) array's buffers. A null
+   element, or text that is not plain ASCII, is left to the caller. Offsets outside the data
+   buffer raise ValueError. */
+PyObject *uk_bulk_parse_arrow(PyObject *module, PyObject *args)
+{
+    PyObject *validity, *offsets, *data, *out;
+    Py_ssize_t first, count, start;
+    int width, strict;
+    arrow_buffers b;
+    Py_buffer view;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "OOOnnipOn:parse_arrow", &validity, &offsets, &data, &first,
+                          &count, &width, &strict, &out, &start)) {
+        return NULL;
+    }
+    b.has_validity = validity != Py_None;
+    if (b.has_validity && PyObject_GetBuffer(validity, &b.validity, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    if (PyObject_GetBuffer(offsets, &b.offsets, PyBUF_SIMPLE) < 0) {
+        if (b.has_validity) {
+            PyBuffer_Release(&b.validity);
+        }
+        return NULL;
+    }
+    if (PyObject_GetBuffer(data, &b.data, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&b.offsets);
+        if (b.has_validity) {
+            PyBuffer_Release(&b.validity);
+        }
+        return NULL;
+    }
+    if ((width != 4 && width != 8) || first < 0 || count < 0 ||
+        first > PY_SSIZE_T_MAX / 16 - count || b.offsets.len / width < first + count + 1 ||
+        (b.has_validity && b.validity.len < (first + count + 7) / 8)) {
+        release_arrow(&b);
+        PyErr_SetString(PyExc_ValueError, "parse_arrow: buffers too small for the array");
+        return NULL;
+    }
+    if (get_output(out, &view, count, start) < 0) {
+        release_arrow(&b);
+        return NULL;
+    }
+    make_tables();
+    const unsigned char *bits = b.validity.buf, *text = b.data.buf;
+    Py_ssize_t i = start;
+    int64_t end = offset_at(&b.offsets, width, first + i);
+    for (; i < count; i++) {
+        Py_ssize_t at = first + i;
+        int64_t begin = end;
+        end = offset_at(&b.offsets, width, at + 1);
+        if (begin < 0 || end < begin || end > (int64_t)b.data.len) {
+            PyErr_Format(PyExc_ValueError, "element %zd: arrow offsets outside the data", i);
+            break;
+        }
+        if (b.has_validity && !((bits[at >> 3] >> (at & 7)) & 1)) {
+            break;
+        }
+        unsigned char *record = (unsigned char *)view.buf + 16 * i;
+        Py_ssize_t length = (Py_ssize_t)(end - begin);
+        if (!(length == CANONICAL_CHARS && read_canonical_cell(text + begin, 1, record)) &&
+            !read_any_cell(text + begin, 1, length, strict, record)) {
+            break;
+        }
+    }
+    PyBuffer_Release(&view);
+    release_arrow(&b);
+    return PyErr_Occurred() ? NULL : PyLong_FromSsize_t(i);
+}
