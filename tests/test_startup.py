@@ -157,6 +157,46 @@ def test_gen_loads_neither_other_commands_nor_the_parser(pure: str) -> None:
     assert _offenders(loaded, forbidden) == []
 
 
+#: The v1/v6 machinery (and the generators built on it) that UUIDv7 alone never needs: the
+#: default v1/v6 generators, the Gregorian engine and node policy, state files, shared,
+#: node-bound, PostgreSQL-profile and draft-v8 generators.
+NOT_FOR_V7 = [
+    "uuidkit.generators._default_gregorian",
+    "uuidkit.generators._gregorian_engine",
+    "uuidkit.generators.gregorian",
+    "uuidkit.generators.node",
+    "uuidkit.generators.nodebound",
+    "uuidkit.generators.nodesource",
+    "uuidkit.generators.pg18",
+    "uuidkit.generators.shared",
+    "uuidkit.generators.statefile",
+    "uuidkit.generators.v8time",
+]
+
+
+@PATHS
+def test_default_gen_loads_only_the_v7_generator(pure: str) -> None:
+    loaded, output = _imported_by_gen(pure)
+    assert [uuidkit.parse(line).version for line in output] == [7]
+    assert _offenders(loaded, [*NOT_FOR_V7, "typing"]) == []
+    assert "uuidkit.generators._default_v7" in loaded
+
+
+@PATHS
+def test_uuid7_loads_only_the_v7_generator(pure: str) -> None:
+    script = """
+import json, sys
+import uuidkit
+assert uuidkit.uuid7().version == 7
+from uuidkit.generators import defaults
+assert uuidkit.uuid7 is defaults.uuid7 is defaults.DEFAULT_V7.next  # the bound hot path
+print(json.dumps(list(sys.modules)))
+"""
+    loaded = _loaded_after(script, pure)
+    assert _offenders(loaded, [*NOT_FOR_V7, "typing"]) == []
+    assert "uuidkit.generators._default_v7" in loaded
+
+
 def test_gen_with_flags_outside_the_plain_form_still_runs() -> None:
     loaded, output = _imported_by_gen("0", "-u", "uuid4", "-C", "2")
     assert [uuidkit.parse(line).version for line in output] == [4, 4]

@@ -7,15 +7,19 @@ References: RFC 9562 §6.1-§6.3, §6.9, §6.10; RFC 4122 §4.2.1.
 
 from __future__ import annotations
 
-import typing
-
-from uuidkit.generators._policy import ClockRegression, CounterOverflow
-from uuidkit.generators.defaults import DEFAULT_V1, DEFAULT_V6, DEFAULT_V7, uuid1, uuid6, uuid7
-from uuidkit.generators.gregorian import GregorianConfig, V1Generator, V6Generator
-from uuidkit.generators.node import NodePolicy
-from uuidkit.generators.v7 import V7Config, V7Counter, V7Generator
-
-if typing.TYPE_CHECKING:  # loaded on first use by __getattr__ below
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:  # loaded on first use by __getattr__ below
+    from uuidkit.generators._policy import ClockRegression, CounterOverflow
+    from uuidkit.generators.defaults import (
+        DEFAULT_V1,
+        DEFAULT_V6,
+        DEFAULT_V7,
+        uuid1,
+        uuid6,
+        uuid7,
+    )
+    from uuidkit.generators.gregorian import GregorianConfig, V1Generator, V6Generator
+    from uuidkit.generators.node import NodePolicy
     from uuidkit.generators.nodebound import (
         NodeBoundV1Generator,
         NodeBoundV6Generator,
@@ -37,11 +41,27 @@ if typing.TYPE_CHECKING:  # loaded on first use by __getattr__ below
         SharedV7Generator,
     )
     from uuidkit.generators.statefile import StateUnavailableWarning
+    from uuidkit.generators.v7 import V7Config, V7Counter, V7Generator
     from uuidkit.generators.v8time import DraftV8Config, DraftV8Generator
 
-#: Names whose modules load on first use: state files, the PostgreSQL profile and the draft
-#: v8 generator are not needed by ``uuidkit.uuid1/6/7`` (keeps ``import uuidkit`` fast).
+#: Every name loads its module on first use, so ``uuid7()`` (and ``uuidkit gen``) loads the
+#: v7 generator only: not the v1/v6 engine, state files, the PostgreSQL profile or draft v8.
 _LAZY: dict[str, str] = {
+    "ClockRegression": "_policy",
+    "CounterOverflow": "_policy",
+    "DEFAULT_V1": "defaults",
+    "DEFAULT_V6": "defaults",
+    "DEFAULT_V7": "defaults",
+    "uuid1": "defaults",
+    "uuid6": "defaults",
+    "uuid7": "defaults",
+    "GregorianConfig": "gregorian",
+    "V1Generator": "gregorian",
+    "V6Generator": "gregorian",
+    "NodePolicy": "node",
+    "V7Config": "v7",
+    "V7Counter": "v7",
+    "V7Generator": "v7",
     "ManualNodeSource": "nodesource",
     "NodeBoundV1Generator": "nodebound",
     "NodeBoundV6Generator": "nodebound",

@@ -28,7 +28,6 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
 from uuidkit import _system
@@ -56,7 +55,10 @@ from uuidkit.generators._timeline import RESTART, SAME, Timeline
 from uuidkit.generators.node import MULTICAST_BIT, NODE_BITS, random_node
 from uuidkit.layouts import v1_int, v6_int
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
 if TYPE_CHECKING:
+    from typing import Any, Final
+
     from uuidkit.generators.gregorian import GregorianConfig
 
 __all__ = ["GregorianEngine", "GregorianState", "build_pure_next"]

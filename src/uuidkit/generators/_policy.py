@@ -15,17 +15,32 @@ from __future__ import annotations
 import enum
 import os
 import sys
-import weakref
+from _weakref import ref  # weakref.ref itself: the weakref module costs ~1 ms to import
 from collections.abc import Callable, Iterator
-from typing import Final, Protocol
 
 from uuidkit.errors import CounterOverflowError, InvalidField
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:
+    from typing import Final, Protocol
+
+    class ForkAware(Protocol):
+        """Anything holding per-process state that a forked child must not reuse.
+
+        References: RFC 9562 §6.9.
+        """
+
+        def reset_after_fork(self) -> None:
+            """Forget counters and buffered randomness (called in the child).
+
+            References: RFC 9562 §6.9.
+            """
+
 
 __all__ = [
     "Clock",
     "ClockRegression",
     "CounterOverflow",
-    "ForkAware",
     "RandomBytes",
     "Sleep",
     "check_count",
@@ -86,20 +101,9 @@ class ClockRegression(enum.Enum):
     RAISE = "raise"
 
 
-class ForkAware(Protocol):
-    """Anything holding per-process state that a forked child must not reuse.
-
-    References: RFC 9562 §6.9.
-    """
-
-    def reset_after_fork(self) -> None:
-        """Forget counters and buffered randomness (called in the child).
-
-        References: RFC 9562 §6.9.
-        """
-
-
-_fork_aware: weakref.WeakSet[ForkAware] = weakref.WeakSet()
+#: Every generator to reset in a forked child, by ``id``, held weakly: a generator that is
+#: garbage needs no reset, and its weak reference's callback drops its entry.
+_fork_aware: dict[int, ref[ForkAware]] = {}
 
 
 def register_for_fork(generator: ForkAware) -> None:
@@ -107,12 +111,20 @@ def register_for_fork(generator: ForkAware) -> None:
 
     References: RFC 9562 §6.9.
     """
-    _fork_aware.add(generator)
+    key = id(generator)
+
+    def forget(dead: ref[ForkAware]) -> None:
+        if _fork_aware.get(key) is dead:  # not a newer generator that reused the id
+            del _fork_aware[key]
+
+    _fork_aware[key] = ref(generator, forget)
 
 
 def _reset_all_after_fork() -> None:
-    for generator in list(_fork_aware):
-        generator.reset_after_fork()
+    for reference in list(_fork_aware.values()):
+        generator = reference()
+        if generator is not None:
+            generator.reset_after_fork()
 
 
 os.register_at_fork(after_in_child=_reset_all_after_fork)

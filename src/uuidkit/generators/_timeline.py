@@ -49,7 +49,6 @@ Handling, Monotonic Error Checking); RFC 4122 §4.2.1.2.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final
 
 from uuidkit.errors import ClockRegressionError, CounterOverflowError, GeneratorError
 from uuidkit.generators._policy import (
@@ -59,6 +58,10 @@ from uuidkit.generators._policy import (
     Sleep,
     wait_for_clock,
 )
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["DEFAULT_MAX_AHEAD_MS", "NEW", "RESTART", "SAME", "Timeline"]
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
 from uuid import UUID
 
 from uuidkit import _system
@@ -29,6 +28,10 @@ from uuidkit.generators._policy import Clock, RandomBytes, Sleep, check_count, w
 from uuidkit.generators._timeline import RESTART, SAME, Timeline
 from uuidkit.generators._v7bulk import as_kind, bulk_block
 from uuidkit.generators.v7 import NS_PER_MS, V7Config, V7Counter, V7Layout
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["build"]
 

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import gc
 from itertools import accumulate
-from typing import Any, Final
 
 from uuidkit import _system
 from uuidkit._accel import compiled
 from uuidkit._bits import FRAME_MID_SHIFT, MASK_62
 from uuidkit._construct import from_ints_unchecked
 from uuidkit.generators._policy import RandomBytes, increment_words
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = [
     "BULK_INCREMENT_BITS",

@@ -1,74 +1,41 @@
 """The process-wide default generators behind ``uuidkit.uuid1``, ``uuid6`` and ``uuid7``.
 
-Each module function uses one generator instance, created at import, behind that
-generator's lock; all three reset themselves in a forked child.
+Each module function uses one generator instance behind that generator's lock; all three
+reset themselves in a forked child. Each generator is created on first use (the v7 one in
+``_default_v7``, the v1 and v6 ones in ``_default_gregorian``), so a process that only
+makes UUIDv7 never loads the Gregorian machinery. After the first use a name here is a
+plain module attribute: ``uuid7`` is the generator's own bound ``next``.
 
 References: RFC 9562 §5.1, §5.6, §5.7, §6.2, §6.9, §6.10.
 """
 
 from __future__ import annotations
 
-import types
-from collections.abc import Callable
-from typing import Any, Final
-from uuid import UUID
-
-from uuidkit._accel import SPEEDUPS
-from uuidkit.generators.gregorian import V1Generator, V6Generator, _GregorianGenerator
-from uuidkit.generators.v7 import V7Generator
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:
+    from uuidkit.generators._default_gregorian import DEFAULT_V1, DEFAULT_V6, uuid1, uuid6
+    from uuidkit.generators._default_v7 import DEFAULT_V7, uuid7
 
 __all__ = ["DEFAULT_V1", "DEFAULT_V6", "DEFAULT_V7", "uuid1", "uuid6", "uuid7"]
 
-#: The generator behind :func:`uuid1`: random multicast node, random clock sequence.
-DEFAULT_V1: Final = V1Generator()
-#: The generator behind :func:`uuid6`: fresh clock_seq and node per UUID (RFC 9562 §5.6).
-DEFAULT_V6: Final = V6Generator()
-#: The generator behind :func:`uuid7`: Method 2, 48-bit random increments (see V7Config).
-DEFAULT_V7: Final = V7Generator()
 
-#: A new UUIDv7 from :data:`DEFAULT_V7`: strictly greater than the previous one from this
-#: process, thread-safe, fork-safe, never ahead of the clock in steady state.
-#: References: RFC 9562 §5.7, §6.2.
-uuid7: Final[Callable[[], UUID]] = DEFAULT_V7.next
+def __getattr__(name: str) -> object:
+    """Create a default generator on first use (once: the import system runs its module
+    once per process) and keep the name here, so later lookups are plain attributes."""
+    value: object
+    if name in ("DEFAULT_V7", "uuid7"):
+        from uuidkit.generators import _default_v7
 
+        value = getattr(_default_v7, name)
+    elif name in ("DEFAULT_V1", "DEFAULT_V6", "uuid1", "uuid6"):
+        from uuidkit.generators import _default_gregorian
 
-def _published(generator: _GregorianGenerator, reference: Callable[..., UUID], name: str) -> Any:
-    """``generator.next`` (one Python frame, or the compiled core) as the module function.
-
-    ``reference`` is the documented twin: same signature and result, one frame more. The
-    published function carries its name, docstring and ``__wrapped__`` (so ``help``,
-    ``inspect.signature`` and pickle see the reference).
-    """
-    function: Any = generator.next
-    if SPEEDUPS is not None and not isinstance(function, types.FunctionType):
-        function = SPEEDUPS.twin(function)
-    function.__module__, function.__doc__ = reference.__module__, reference.__doc__
-    function.__name__ = function.__qualname__ = name
-    function.__wrapped__ = reference
-    return function
+        value = getattr(_default_gregorian, name)
+    else:
+        raise AttributeError(f"module 'uuidkit.generators.defaults' has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
-def _uuid1(node: int | None = None, clock_seq: int | None = None) -> UUID:
-    """A new UUIDv1, as :func:`uuid.uuid1` but with a random multicast node by default.
-
-    ``node`` (48 bits) and ``clock_seq`` (14 bits) replace the default generator's own for
-    this value; the timestamp still comes from the shared generator, so it never repeats.
-
-    References: RFC 9562 §5.1, §6.10; RFC 4122 §4.2.1.
-    """
-    return DEFAULT_V1.next(node, clock_seq)
-
-
-def _uuid6(node: int | None = None, clock_seq: int | None = None) -> UUID:
-    """A new UUIDv6 with a fresh pseudorandom clock_seq and node unless given.
-
-    References: RFC 9562 §5.6, §6.10.
-    """
-    return DEFAULT_V6.next(node, clock_seq)
-
-
-# The module functions are the generators' own hot paths, carrying the references' names.
-#: A new UUIDv1 from :data:`DEFAULT_V1` (see :func:`_uuid1`, its documented twin).
-uuid1: Final[Callable[..., UUID]] = _published(DEFAULT_V1, _uuid1, "uuid1")
-#: A new UUIDv6 from :data:`DEFAULT_V6` (see :func:`_uuid6`, its documented twin).
-uuid6: Final[Callable[..., UUID]] = _published(DEFAULT_V6, _uuid6, "uuid6")
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

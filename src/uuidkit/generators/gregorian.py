@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
 from uuid import UUID
 
 from uuidkit import _system
@@ -34,6 +33,10 @@ from uuidkit.generators._policy import (
 from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS, Timeline
 from uuidkit.generators.node import NODE_BITS, NodePolicy, resolve_node
 from uuidkit.timestamps import NS_PER_TICK
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["GregorianConfig", "V1Generator", "V6Generator"]
 

@@ -9,11 +9,14 @@ import enum
 import platform
 import sys
 import uuid
-from typing import Final
 
 from uuidkit._bits import MASK_48
 from uuidkit.errors import GeneratorError
 from uuidkit.generators._policy import RandomBytes
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = [
     "MULTICAST_BIT",

@@ -24,7 +24,6 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
 from uuid import UUID
 
 from uuidkit import _system
@@ -43,6 +42,10 @@ from uuidkit.generators._policy import (
 )
 from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS
 from uuidkit.generators._v7bulk import KIND_INTS, KIND_RECORDS, KIND_UUIDS
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = ["V7Config", "V7Counter", "V7Generator", "V7Layout"]
 
