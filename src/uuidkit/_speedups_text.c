@@ -128,8 +128,15 @@ static PyObject *speedups_parse(PyObject *module, PyObject *const *args, Py_ssiz
         return uk_delegate(UK_FB_PARSE, args, nargs, kwnames);
     }
     if (kwnames != NULL) {
-        if (PyTuple_GET_SIZE(kwnames) != 1 ||
-            PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "strict") != 0) {
+        /* Keyword names from Python code are interned: one pointer compare is the common
+         * case; anything else is compared by value. */
+        static PyObject *strict_name;
+        if (strict_name == NULL && (strict_name = PyUnicode_InternFromString("strict")) == NULL) {
+            return NULL;
+        }
+        PyObject *name = PyTuple_GET_SIZE(kwnames) == 1 ? PyTuple_GET_ITEM(kwnames, 0) : NULL;
+        if (name == NULL ||
+            (name != strict_name && PyUnicode_CompareWithASCIIString(name, "strict") != 0)) {
             return uk_delegate(UK_FB_PARSE, args, nargs, kwnames);
         }
         strict = PyObject_IsTrue(args[1]);
