@@ -57,6 +57,8 @@ int uk_long_to_u128(PyObject *number, uk_u128 *value);
 
 /* Random bytes from the fork-safe CSPRNG buffer; -1 with an exception set on failure. */
 int uk_random(unsigned char *out, size_t size);
+/* A buffer of whole 16-byte records (released again on error); -1 with an exception set. */
+int uk_get_records(PyObject *object, Py_buffer *view);
 
 static inline uint64_t uk_load_be64(const unsigned char *p)
 {

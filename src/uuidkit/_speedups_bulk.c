@@ -195,7 +195,8 @@ static PyObject *bulk_getrandom_into(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
-static int get_records(PyObject *object, Py_buffer *view)
+/* A buffer of whole 16-byte records (released again on error). */
+int uk_get_records(PyObject *object, Py_buffer *view)
 {
     if (PyObject_GetBuffer(object, view, PyBUF_SIMPLE) < 0) {
         return -1;
@@ -213,7 +214,7 @@ static PyObject *bulk_uuids_from_records(PyObject *module, PyObject *buffer)
 {
     Py_buffer view;
     (void)module;
-    if (get_records(buffer, &view) < 0) {
+    if (uk_get_records(buffer, &view) < 0) {
         return NULL;
     }
     Py_ssize_t count = view.len / 16;
@@ -443,7 +444,7 @@ static PyObject *bulk_timestamps_of_records(PyObject *module, PyObject *buffer)
 {
     Py_buffer view;
     (void)module;
-    if (get_records(buffer, &view) < 0) {
+    if (uk_get_records(buffer, &view) < 0) {
         return NULL;
     }
     Py_ssize_t count = view.len / 16;

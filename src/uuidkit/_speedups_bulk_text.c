@@ -81,19 +81,6 @@ static void write_wide_cell(unsigned char *out, const unsigned char *record)
     memcpy(out + 4 * 23, hyphen, 4);
 }
 
-static int get_records(PyObject *object, Py_buffer *view)
-{
-    if (PyObject_GetBuffer(object, view, PyBUF_SIMPLE) < 0) {
-        return -1;
-    }
-    if (view->len % 16 != 0) {
-        PyBuffer_Release(view);
-        PyErr_SetString(PyExc_ValueError, "expected whole 16-byte records");
-        return -1;
-    }
-    return 0;
-}
-
 static PyObject *format_list(const unsigned char *in, Py_ssize_t count)
 {
     PyObject *result = PyList_New(count);
@@ -146,7 +133,7 @@ PyObject *uk_bulk_format_records(PyObject *module, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "format_records: width must be 0, 1 or 4");
         return NULL;
     }
-    if (get_records(buffer, &view) < 0) {
+    if (uk_get_records(buffer, &view) < 0) {
         return NULL;
     }
     make_tables();
