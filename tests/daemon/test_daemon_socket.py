@@ -42,6 +42,21 @@ def _accepts(path: Path) -> bool:
         return True
 
 
+def _bind_in_background(path: Path) -> tuple[threading.Thread, list[BaseException | object]]:
+    """Start bind_api_socket(path) in a thread; the list receives its result or its error."""
+    outcome: list[BaseException | object] = []
+
+    def bind() -> None:
+        try:
+            outcome.append(bind_api_socket(str(path)))
+        except BaseException as error:
+            outcome.append(error)
+
+    binder = threading.Thread(target=bind, daemon=True)
+    binder.start()
+    return binder, outcome
+
+
 def test_a_socket_whose_queue_is_full_is_kept_and_the_probe_is_bounded(tmp_path: Path) -> None:
     """A live daemon too busy to accept: the probe gives up after its timeout and the socket
     is kept (it cannot be proven dead), instead of blocking the start for ever."""
@@ -60,16 +75,7 @@ def test_a_socket_whose_queue_is_full_is_kept_and_the_probe_is_bounded(tmp_path:
             break
         queued.append(client)
     before = _identity(path)
-    outcome: list[BaseException | object] = []
-
-    def bind() -> None:
-        try:
-            outcome.append(bind_api_socket(str(path)))
-        except BaseException as error:
-            outcome.append(error)
-
-    binder = threading.Thread(target=bind, daemon=True)
-    binder.start()
+    binder, outcome = _bind_in_background(path)
     binder.join(WAIT_S)
     try:
         assert not binder.is_alive(), "the probe of a busy socket never returned"
@@ -141,16 +147,7 @@ def test_two_starts_on_one_path_take_turns(tmp_path: Path) -> None:
     stale.close()
     lock = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
     fcntl.flock(lock, fcntl.LOCK_EX)  # the other daemon is starting
-    outcome: list[BaseException | object] = []
-
-    def bind() -> None:
-        try:
-            outcome.append(bind_api_socket(str(path)))
-        except BaseException as error:
-            outcome.append(error)
-
-    binder = threading.Thread(target=bind, daemon=True)
-    binder.start()
+    binder, outcome = _bind_in_background(path)
     binder.join(0.3)
     # The other daemon binds where nobody can reach it yet, listens, renames into place.
     other = socket.socket(socket.AF_UNIX)

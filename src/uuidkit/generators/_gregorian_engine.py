@@ -54,6 +54,7 @@ from uuidkit.generators._policy import (
 from uuidkit.generators._timeline import RESTART, SAME, Timeline
 from uuidkit.generators.node import MULTICAST_BIT, NODE_BITS, random_node
 from uuidkit.layouts import v1_int, v6_int
+from uuidkit.timestamps import NS_PER_TICK
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
 if TYPE_CHECKING:
@@ -63,7 +64,6 @@ if TYPE_CHECKING:
 
 __all__ = ["GregorianEngine", "GregorianState", "build_pure_next"]
 
-NS_PER_TICK: Final = 100
 #: The coarsest clock interval (ns) whose WAIT the compiled core does by spinning on the
 #: clock (for at most two intervals); coarser ones wait in Python, with sleeps.
 SPIN_LIMIT_NS: Final = 10_000
