@@ -37,7 +37,7 @@ from uuidkit.generators.gregorian import V6_DEFAULT
 
 #: (generator class, the plain values it is built from without a config, the dataclass
 #: those values stand for).
-CASES = {
+CASES: dict[str, tuple[Any, Any, Any]] = {
     "v7": (V7Generator, v7_module.DEFAULT_SETTINGS, V7Config()),
     "v1": (V1Generator, gregorian_module._DefaultSettings(), GregorianConfig()),
     "v6": (V6Generator, gregorian_module._DefaultV6Settings(), V6_DEFAULT),
