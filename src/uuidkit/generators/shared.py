@@ -194,6 +194,7 @@ class SharedV6Generator(SharedGenerator):
     _KIND = "v6"
     _RANGE_BITS = 14
     _UNIT = "100 ns ticks"
+    _RESUMES_ABOVE = True
     #: v6 keeps counting ahead of a slow or regressed clock (within max_future_ms); v1 may not.
     _RUNS_AHEAD = True
     _pack = staticmethod(v6_int)
@@ -284,6 +285,8 @@ class SharedV1Generator(SharedV6Generator):
 
     _KIND = "v1"
     _RUNS_AHEAD = False
+    #: v1 never stamps ahead of the clock (RFC 4122 §4.2.1.2), so it joins the window at it.
+    _RESUMES_ABOVE = False
     _OVERFLOW = CounterOverflow.WAIT
     _REGRESSION = ClockRegression.RESEED
     _pack = staticmethod(v1_int)
