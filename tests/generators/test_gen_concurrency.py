@@ -199,8 +199,10 @@ def _generate_until_killed(make: Callable[[], Callable[[], uuidkit.UUID]], write
 
 
 # A stalled clock puts each restart in the millisecond (v7) or tick (v6) of the values made
-# before the kill, where only the state file keeps them apart; on the real clock a restart
-# (a fork) comes in a later millisecond, and values above the old ones need no state file.
+# before the kill, where only the state file keeps them apart and in order (v6: the restart
+# opens a window above the stored one, which the killed process may have counted ahead
+# into); on the real clock a restart (a fork) comes in a later millisecond, and values above
+# the old ones need no state file.
 @pytest.mark.parametrize(
     ("kind", "rounds", "stalled"),
     [
