@@ -198,9 +198,14 @@ class RetryPolicy:
     first: float = 0.5
     most: float = 30.0
 
+    def __post_init__(self) -> None:
+        # A delay of 0 would retry a failing disk in a busy loop.
+        if not 0 < self.first <= self.most:
+            raise ValueError(f"expected 0 < first <= most, got {self.first} and {self.most}")
+
     def delay(self, failures: int) -> float:
         """Seconds to wait after the ``failures``-th failed write in a row (1, 2, ...)."""
-        return min(self.most, self.first * 2 ** min(max(failures - 1, 0), 64))
+        return min(self.most, self.first * (1 << min(max(failures - 1, 0), 64)))
 
 
 class StateWriter:
