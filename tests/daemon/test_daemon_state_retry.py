@@ -223,3 +223,24 @@ def _cli_status(socket: str) -> str:
         check=True,
     )
     return done.stdout
+
+
+def test_a_change_after_the_stop_is_written_at_once(tmp_path: Path) -> None:
+    """A change that arrives after the stop's last write (a request answered late) is
+    written at once, and a waiter hears whether that write failed."""
+    disk = Disk()
+    store = StateStore(str(tmp_path), FileOps(write=disk.write))
+    state = {"claims": [1]}
+
+    async def main() -> None:
+        writer = StateWriter(store, lambda: dict(state))
+        assert await writer.close() is None
+        state["claims"] = [2]
+        writer.save()
+        assert _saved(tmp_path) == [2] and await writer.persisted() is None
+        disk.full, state["claims"] = True, [3]
+        writer.save()
+        failure = await writer.persisted()
+        assert isinstance(failure, OSError) and failure.errno == errno.ENOSPC
+
+    asyncio.run(main())

@@ -245,6 +245,7 @@ class StateWriter:
         self.last_error: str | None = None
         #: Failed writes in a row (0 once a write succeeds).
         self.failures = 0
+        self._last_failure: OSError | None = None
         self._dirty = False
         self._closed = False
         self._after_write: list[AfterWrite] = []
@@ -252,6 +253,12 @@ class StateWriter:
         self._task: asyncio.Task[None] | None = None
 
     def save(self, then: AfterWrite | None = None) -> None:
+        if self._closed:
+            # A change after the stop's last write (a late request): written at once.
+            failure = self._write_blocking()
+            if then is not None:
+                then(failure)
+            return
         self._dirty = True
         if then is not None:
             self._after_write.append(then)
@@ -266,7 +273,7 @@ class StateWriter:
         """Return once the write of every change asked for so far has ended: None when it
         is on disk, the ``OSError`` when that write failed."""
         if self._task is None or self._task.done():
-            return None
+            return self._last_failure if self.pending else None
         done: asyncio.Future[OSError | None] = asyncio.get_running_loop().create_future()
 
         def finished(failure: OSError | None) -> None:
@@ -316,6 +323,7 @@ class StateWriter:
                 )
             self.pending, self.failures = False, 0
             return
+        self._last_failure = failure
         self.errors += 1
         self.failures += 1
         self.last_error = failure.strerror or str(failure)
