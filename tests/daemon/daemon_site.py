@@ -81,6 +81,8 @@ class Host:
         for record in service.claims.values():
             if record.renewal is not None:
                 record.renewal.cancel()
+        service.writer._closed = True  # a killed process retries no write
+        service.writer._wake.set()
         node = service.node
         node.running = False  # type: ignore[attr-defined]
         if node._timer is not None:  # type: ignore[attr-defined]

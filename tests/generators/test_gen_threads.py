@@ -88,12 +88,12 @@ class RacingClock(FakeClock):
 def race(
     generate: Callable[[], uuidkit.UUID],
     rendezvous: Rendezvous,
-    second: Callable[[], uuidkit.UUID] | None = None,
+    second_call: Callable[[], uuidkit.UUID] | None = None,
 ) -> None:
-    """Two threads into ``generate`` (the second into ``second`` if given), the second only
-    once the first is inside the lock."""
+    """Two threads into ``generate`` (the second into ``second_call`` if given), the second
+    only once the first is inside the lock."""
     results: dict[str, object] = {}
-    calls = {"first": generate, "second": second or generate}
+    calls = {"first": generate, "second": second_call or generate}
 
     def run(name: str) -> None:
         try:
@@ -165,7 +165,7 @@ def test_gregorian_slow_path_waits_for_the_hot_path(
     config = GregorianConfig(overflow=CounterOverflow.WAIT)
     generator, rendezvous = waiting(factory, config, 100)
     generator()
-    race(generator, rendezvous, lambda: generator.next(None, 5))  # type: ignore[attr-defined]
+    race(generator, rendezvous, lambda: generator.next(None, 5))
 
 
 @pytest.mark.parametrize("factory", [V1Generator, V6Generator])
@@ -177,7 +177,7 @@ def test_gregorian_hot_path_waits_for_a_generate_block(
     config = GregorianConfig(overflow=CounterOverflow.WAIT)
     generator, rendezvous = waiting(factory, config, 100)
     generator()
-    race(lambda: generator.generate(1)[0], rendezvous, generator)  # type: ignore[attr-defined]
+    race(lambda: generator.generate(1)[0], rendezvous, generator)
 
 
 def test_v8_lock() -> None:

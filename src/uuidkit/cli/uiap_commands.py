@@ -283,6 +283,13 @@ def status_command(args: argparse.Namespace) -> int:
     print(f"claims: {json.dumps(body['claims'], sort_keys=True)}")
     print(f"drops: {json.dumps(body['drops'], sort_keys=True)}")
     print(f"authentication: {'on' if body['auth']['enabled'] else 'off'}")
+    if body.get("state_write_pending"):
+        print(
+            f"state: NOT WRITTEN, retrying ({body.get('state_write_last_error')}; "
+            f"{body.get('state_write_errors')} failed writes)"
+        )
+    else:
+        print("state: written")
     return 0
 
 

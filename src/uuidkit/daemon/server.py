@@ -398,6 +398,8 @@ class APIServer:
             "api": self.stats(),
             "events": dict(service.events_sent),
             "state_write_errors": service.state_write_errors,
+            "state_write_pending": service.writer.pending,
+            "state_write_last_error": service.writer.last_error,
             "restored": list(service.restored.values()),
             "auth": auth,
         }

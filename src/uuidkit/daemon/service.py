@@ -162,8 +162,7 @@ class ClaimService:
                 self._forget(record)
             else:
                 self._resolve_error(record, "the daemon is stopping; the claim is kept")
-        await self.writer.drain()
-        self.writer.save_now()
+        await self.writer.close()
         await self.node.stop()
 
     # ------------------------------------------------------------------ the API's requests

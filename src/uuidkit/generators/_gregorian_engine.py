@@ -30,7 +30,7 @@ References: RFC 9562 §5.1, §5.6, §6.1, §6.2, §6.9, §6.10; RFC 4122 §4.2.1
 
 from __future__ import annotations
 
-import threading
+from _thread import RLock  # what threading.RLock() returns, without importing threading
 from collections.abc import Callable
 from uuid import UUID
 
@@ -63,7 +63,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typi
 if TYPE_CHECKING:
     from typing import Any, Final
 
-    from uuidkit.generators.gregorian import GregorianConfig
+    from uuidkit.generators.gregorian import GregorianSettings
 
 __all__ = ["GregorianEngine", "GregorianState"]
 
@@ -135,7 +135,7 @@ class GregorianEngine:
 
     def __init__(
         self,
-        config: GregorianConfig,
+        config: GregorianSettings,
         version: int,
         timeline: Timeline,
         initial: tuple[int, int, bool],
@@ -149,7 +149,7 @@ class GregorianEngine:
         self.budget = self.resolution // NS_PER_TICK
         self.fast_max = _fast_max(self.budget, (MASK_60 + 1) // self.budget)
         # Re-entrant: the compiled core holds it around a block and calls the slow path.
-        self.lock = threading.RLock()
+        self.lock = RLock()
         #: The pure path's exclusion (see the module); unused by the compiled core.
         self.gate = new_gate()
         #: Set by the pure hot path: its fork hook, and its twin for a caller holding the gate.
@@ -357,7 +357,7 @@ class GregorianEngine:
 
         References: RFC 9562 §6.9, §6.10.
         """
-        self.lock = threading.RLock()
+        self.lock = RLock()
         self.gate = new_gate()
         self.timeline.reset()
         if self.core is not None:
