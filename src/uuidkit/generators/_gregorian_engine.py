@@ -26,7 +26,7 @@ References: RFC 9562 §5.1, §5.6, §6.1, §6.2, §6.9, §6.10; RFC 4122 §4.2.1
 from __future__ import annotations
 
 import sys
-import threading
+from _thread import RLock  # what threading.RLock() returns, without importing threading
 from collections.abc import Callable, Iterator
 from uuid import UUID
 
@@ -60,7 +60,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typi
 if TYPE_CHECKING:
     from typing import Any, Final
 
-    from uuidkit.generators.gregorian import GregorianConfig
+    from uuidkit.generators.gregorian import GregorianSettings
 
 __all__ = ["GregorianEngine", "GregorianState", "build_pure_next"]
 
@@ -130,7 +130,7 @@ class GregorianEngine:
 
     def __init__(
         self,
-        config: GregorianConfig,
+        config: GregorianSettings,
         version: int,
         timeline: Timeline,
         initial: tuple[int, int, bool],
@@ -144,7 +144,7 @@ class GregorianEngine:
         self.budget = self.resolution // NS_PER_TICK
         self.fast_max = _fast_max(self.budget, (MASK_60 + 1) // self.budget)
         # Re-entrant: the compiled core holds it around a block and calls the slow path.
-        self.lock = threading.RLock()
+        self.lock = RLock()
         self._rebind: Callable[[], None] = _nothing
         self.core = self._compiled_core(node, clock_seq, sleep_ns, monotonic_ns)
         self.state: Any = self.core if self.core is not None else GregorianState(node, clock_seq)
@@ -336,7 +336,7 @@ class GregorianEngine:
 
         References: RFC 9562 §6.9, §6.10.
         """
-        self.lock = threading.RLock()
+        self.lock = RLock()
         self.timeline.reset()
         if self.core is not None:
             self.core.reset(self.lock)  # also discards its buffered random words
