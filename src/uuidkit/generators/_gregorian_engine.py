@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import types
 from collections.abc import Callable, Iterator
 from uuid import UUID
 
@@ -118,6 +119,7 @@ class GregorianEngine:
         "config",
         "core",
         "draw",
+        "explicit",
         "fast_max",
         "lock",
         "node_is_random",
@@ -146,6 +148,10 @@ class GregorianEngine:
         # Re-entrant: the compiled core holds it around a block and calls the slow path.
         self.lock = threading.RLock()
         self._rebind: Callable[[], None] = _nothing
+        #: ``next(node, clock_seq)`` with an argument given: the compiled core's fallback,
+        #: which Python also binds the arguments of, so a bad call's TypeError names this
+        #: function (see :meth:`name_next`).
+        self.explicit: Callable[..., UUID] = _explicit_next(self.with_fields)
         self.core = self._compiled_core(node, clock_seq, sleep_ns, monotonic_ns)
         self.state: Any = self.core if self.core is not None else GregorianState(node, clock_seq)
         self.draw: Callable[[], int] = self.core.word if self.core is not None else _nothing_drawn
@@ -307,9 +313,15 @@ class GregorianEngine:
             )
         )
 
-    def explicit(self, node: int | None = None, clock_seq: int | None = None) -> UUID:
-        """``next(node, clock_seq)`` with an argument given (the compiled core's fallback)."""
-        return self.with_fields(node, clock_seq)
+    def name_next(self, qualname: str, next_function: Callable[..., UUID]) -> None:
+        """Name what answers a call of the generator's ``next`` (the pure path's function,
+        and the compiled core's fallback for arguments) ``qualname``: a call with a bad
+        keyword or too many arguments then raises the same TypeError on both paths, naming
+        the public function, never an internal one."""
+        for function in (next_function, self.explicit):
+            if isinstance(function, types.FunctionType):
+                function.__name__ = qualname.rpartition(".")[2]
+                function.__qualname__ = qualname
 
     def random_clock_seq(self) -> int:
         """A random 14-bit clock sequence (RFC 9562 §5.1)."""
@@ -354,6 +366,15 @@ class GregorianEngine:
 
 def _nothing() -> None:
     return None
+
+
+def _explicit_next(with_fields: Callable[[int | None, int | None], UUID]) -> Callable[..., UUID]:
+    """A function of the pure path's ``next`` signature that calls ``with_fields``."""
+
+    def explicit(node: int | None = None, clock_seq: int | None = None) -> UUID:
+        return with_fields(node, clock_seq)
+
+    return explicit
 
 
 def _nothing_drawn() -> int:
