@@ -16,7 +16,9 @@ The pure-Python table is measured in a child process with ``UUIDKIT_PURE=1``.
 The start-up rows (median of 20 fresh ``python -S`` processes; ``--startup-only`` runs just
 them) compile uuidkit's bytecode first, and time CPython 3.12's ``-m uuid`` through the real
 executable (found under ``$PYENV_ROOT`` or by ``pyenv prefix``), never a shim; the output
-names both interpreters.
+names both interpreters. Besides plain ``uuidkit gen``, its other plain forms
+(:data:`PLAIN_GEN_FORMS`: every version without a name, a count, an encoded format) are timed
+in the same turns and compared with the same peer.
 
 References: RFC 9562 §5.1, §5.4, §5.6, §5.7, §4.
 """
@@ -360,19 +362,34 @@ def _compile_bytecode(python: str) -> None:
     )
 
 
+#: The other plain forms of ``uuidkit gen`` (the ones that skip the argument parser), timed
+#: beside ``gen`` itself: every version without a name, a count, and an encoded format.
+PLAIN_GEN_FORMS = [
+    ["-v", "1"],
+    ["-v", "4"],
+    ["-v", "6"],
+    ["-v", "8"],
+    ["-n", "100"],
+    ["--format", "base58btc"],
+]
+
+
 def startup(runs: int) -> None:
     """Fresh interpreters with -S (no site-packages .pth hooks), bytecode already compiled."""
     python = sys.executable
     _compile_bytecode(python)
     python312 = _python312()
     label = "python3.12 -m uuid" if python312 else "python3 -m uuid"
+    gen = [python, "-S", "-m", "uuidkit", "gen"]
+    forms = {" ".join(form): [*gen, *form] for form in PLAIN_GEN_FORMS}
     times = _medians_ms(
         {
             "bare": [python, "-S", "-c", "pass"],
             "uuid": [python, "-S", "-c", "import uuid"],
             "uuidkit": [python, "-S", "-c", "import uuidkit"],
-            "gen": [python, "-S", "-m", "uuidkit", "gen"],
+            "gen": gen,
             "peer": [python312 or python, "-S", "-m", "uuid"],
+            **forms,
         },
         runs,
     )
@@ -397,6 +414,12 @@ def startup(runs: int) -> None:
         f"  uuidkit gen: {cli[0] / peer[0]:.2f}x {label} (wall; target <= 1.50x), "
         f"{cli[1] / peer[1]:.2f}x (cpu)"
     )
+    for form in forms:
+        wall, cpu = times[form]
+        print(
+            f"  uuidkit gen {form:<18} {wall:7.1f} / {cpu:6.1f}  "
+            f"{wall / peer[0]:.2f}x {label} (wall), {cpu / peer[1]:.2f}x (cpu)"
+        )
 
 
 def main(argv: list[str]) -> int:

@@ -197,6 +197,47 @@ print(json.dumps(list(sys.modules)))
     assert "uuidkit.generators._default_v7" in loaded
 
 
+#: What no plain ``uuidkit gen`` form loads: argparse (and the gettext it imports), as the
+#: fast path builds no parser; the configuration dataclasses' modules and dataclasses itself
+#: (with inspect, ast and dis), as the default generators are built from plain values; and
+#: threading, as their locks come from _thread.
+NOT_FOR_PLAIN_GEN = [
+    "argparse",
+    "gettext",
+    "uuidkit.cli._parser",
+    "dataclasses",
+    "inspect",
+    "ast",
+    "dis",
+    "uuidkit.generators._v7config",
+    "uuidkit.generators._gregorian_config",
+    "threading",
+]
+
+
+#: Plain forms: (arguments after ``gen``, the version made, how many).
+PLAIN_GEN_FORMS = [
+    ([], 7, 1),
+    (["-v", "1"], 1, 1),
+    (["-v", "4"], 4, 1),
+    (["-v", "6", "--format", "upper"], 6, 1),
+    (["--version", "7", "-n", "3"], 7, 3),
+    (["-v", "8", "-C", "2", "--format", "urn"], 8, 2),
+    (["--count", "2", "-v", "1", "--format", "hex"], 1, 2),
+]
+
+
+@PATHS
+@pytest.mark.parametrize("form", PLAIN_GEN_FORMS, ids=lambda form: " ".join(["gen", *form[0]]))
+def test_plain_gen_of_every_version_loads_no_parser_and_no_dataclass(
+    pure: str, form: tuple[list[str], int, int]
+) -> None:
+    arguments, version, count = form
+    loaded, output = _imported_by_gen(pure, *arguments)
+    assert [uuidkit.parse(line).version for line in output] == [version] * count
+    assert _offenders(loaded, NOT_FOR_PLAIN_GEN) == []
+
+
 def test_gen_with_flags_outside_the_plain_form_still_runs() -> None:
     loaded, output = _imported_by_gen("0", "-u", "uuid4", "-C", "2")
     assert [uuidkit.parse(line).version for line in output] == [4, 4]

@@ -46,15 +46,53 @@ static PyTypeObject *uuid_type;
 static PyObject *safe_unknown;
 static Py_ssize_t int_offset = -1; /* -1: constructor path */
 static Py_ssize_t safe_offset = -1;
+static int gc_new_allocates; /* objects made by PyObject_GC_New, never tracked */
 static PyObject *kwnames_int;      /* ("int",) */
 
 /* --- 128-bit integers ------------------------------------------------------------------ */
+
+/* On CPython 3.11 to 3.13 with 30-bit digits (every 64-bit build) an int above 2**64 is
+ * written and read through its digits: a 128-bit value is five 30-bit digits, least
+ * significant first. That is a third of the cost of the byte-array functions, which loop
+ * over bytes. Reading is also done this way on 3.14, whose layout is 3.12's. Anything else
+ * goes through the public byte functions. The layout is CPython's (Include/cpython/
+ * longintrepr.h): 3.11 keeps the digit count in ob_size; 3.12 on keep it in lv_tag above
+ * two sign bits and one reserved bit. */
+#if PyLong_SHIFT == 30 && PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000
+#define UK_WRITE_DIGITS 1
+#endif
+#if PyLong_SHIFT == 30 && PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030F0000
+#define UK_READ_DIGITS 1
+#endif
+
+#define UK_DIGIT_MASK ((uint64_t)0x3FFFFFFF)
 
 PyObject *uk_long_from_u128(uk_u128 value)
 {
     if (value.hi == 0) {
         return PyLong_FromUnsignedLongLong(value.lo);
     }
+#ifdef UK_WRITE_DIGITS
+    /* value >= 2**64 here, so it has 3 to 5 digits and no leading zero digit. */
+    digit digits[5] = {
+        (digit)(value.lo & UK_DIGIT_MASK),
+        (digit)((value.lo >> 30) & UK_DIGIT_MASK),
+        (digit)(((value.lo >> 60) | (value.hi << 4)) & UK_DIGIT_MASK),
+        (digit)((value.hi >> 26) & UK_DIGIT_MASK),
+        (digit)(value.hi >> 56),
+    };
+    Py_ssize_t count = digits[4] ? 5 : digits[3] ? 4 : 3;
+    PyLongObject *number = _PyLong_New(count);
+    if (number == NULL) {
+        return NULL;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    memcpy(number->ob_digit, digits, (size_t)count * sizeof(digit));
+#else
+    memcpy(number->long_value.ob_digit, digits, (size_t)count * sizeof(digit));
+#endif
+    return (PyObject *)number;
+#else
     unsigned char buffer[16];
     uk_store_u128(buffer, value);
 #if PY_VERSION_HEX >= 0x030D0000
@@ -64,6 +102,38 @@ PyObject *uk_long_from_u128(uk_u128 value)
 #else
     return _PyLong_FromByteArray(buffer, 16, 0, 0);
 #endif
+#endif
+}
+
+/* The value of an int in [0, 2**128) from its digits; 0 for any other int. */
+static int read_digits(PyObject *number, uk_u128 *value)
+{
+#ifdef UK_READ_DIGITS
+    const PyLongObject *n = (const PyLongObject *)number;
+#if PY_VERSION_HEX < 0x030C0000
+    Py_ssize_t size = Py_SIZE(number);
+    const digit *digits = n->ob_digit;
+#else
+    uintptr_t tag = n->long_value.lv_tag;
+    Py_ssize_t size = (tag & 3) == 2 ? -1 : (Py_ssize_t)(tag >> 3); /* sign 2: negative */
+    const digit *digits = n->long_value.ob_digit;
+#endif
+    if (size < 0 || size > 5 || (size == 5 && digits[4] >> 8)) {
+        return 0;
+    }
+    uint64_t high = 0, low = 0;
+    for (Py_ssize_t i = size - 1; i >= 0; i--) {
+        high = (high << 30) | (low >> 34);
+        low = (low << 30) | digits[i];
+    }
+    value->hi = high;
+    value->lo = low;
+    return 1;
+#else
+    (void)number;
+    (void)value;
+    return 0;
+#endif
 }
 
 int uk_long_to_u128(PyObject *number, uk_u128 *value)
@@ -72,6 +142,9 @@ int uk_long_to_u128(PyObject *number, uk_u128 *value)
     if (!PyLong_Check(number)) {
         PyErr_SetString(PyExc_TypeError, "expected an int");
         return -1;
+    }
+    if (read_digits(number, value)) {
+        return 0;
     }
 #if PY_VERSION_HEX >= 0x030D0000
     Py_ssize_t needed = PyLong_AsNativeBytes(number, buffer, 16,
@@ -112,14 +185,27 @@ static PyObject *make_from_long(PyObject *number)
         Py_DECREF(number);
         return result;
     }
-    PyObject *object = uuid_type->tp_alloc(uuid_type, 0);
+    PyObject *object;
+    if (gc_new_allocates) {
+        /* What PyType_GenericAlloc does for this class, without tracking the object (it
+           would be untracked again at once): the body is zeroed (the __weakref__ slot
+           among others), the class referenced, the allocation counted by the collector. */
+        object = _PyObject_GC_New(uuid_type);
+        if (object != NULL) {
+            memset((char *)object + sizeof(PyObject), 0,
+                   (size_t)uuid_type->tp_basicsize - sizeof(PyObject));
+        }
+    }
+    else {
+        object = uuid_type->tp_alloc(uuid_type, 0);
+    }
     if (object == NULL) {
         Py_DECREF(number);
         return NULL;
     }
     *(PyObject **)((char *)object + int_offset) = number;
     *(PyObject **)((char *)object + safe_offset) = Py_NewRef(safe_unknown);
-    if (PyObject_IS_GC(object)) {
+    if (!gc_new_allocates && PyObject_IS_GC(object)) {
         PyObject_GC_UnTrack(object);
     }
     return object;
@@ -235,6 +321,16 @@ static PyObject *speedups_bind(PyObject *module, PyObject *args)
     Py_XSETREF(safe_unknown, unknown);
     int_offset = new_int;
     safe_offset = new_safe;
+    /* PyObject_GC_New allocates as PyType_GenericAlloc does on CPython 3.11 to 3.13 (the
+       versions where this was checked) for a collected class of fixed size with no managed
+       dict; any other class keeps its own tp_alloc. */
+    gc_new_allocates = 0;
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000
+    gc_new_allocates = int_offset >= 0 && type->tp_alloc == PyType_GenericAlloc &&
+                       PyType_IS_GC(type) && type->tp_itemsize == 0 &&
+                       !PyType_HasFeature(type, Py_TPFLAGS_MANAGED_DICT) &&
+                       type->tp_basicsize >= (Py_ssize_t)sizeof(PyObject);
+#endif
     return PyBool_FromLong(int_offset >= 0);
 }
 
@@ -538,12 +634,40 @@ typedef struct {
     vectorcallfunc call;
     PyObject *dict;
     vectorcallfunc vectorcall;
+    /* The C function itself, called directly when the arguments fit its calling convention
+       (the builtin function's own vectorcall would check them again, and the recursion
+       limit, which a compiled uuidkit function never recurses into); anything else goes
+       through call, which raises the usual TypeError. */
+    PyCFunction method;
+    PyObject *self;     /* the module, borrowed: function holds it */
+    int flags;
 } twin_object;
+
+/* A METH_FASTCALL | METH_KEYWORDS function (named PyCFunctionFastWithKeywords from 3.13). */
+typedef PyObject *(*fastcall_keywords)(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
 
 static PyObject *twin_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
                                  PyObject *kwnames)
 {
     twin_object *twin = (twin_object *)self;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    switch (twin->flags) {
+    case METH_FASTCALL | METH_KEYWORDS:
+        return ((fastcall_keywords)(void (*)(void))twin->method)(twin->self, args, nargs,
+                                                                 kwnames);
+    case METH_O:
+        if (nargs == 1 && kwnames == NULL) {
+            return twin->method(twin->self, args[0]);
+        }
+        break;
+    case METH_NOARGS:
+        if (nargs == 0 && kwnames == NULL) {
+            return twin->method(twin->self, NULL);
+        }
+        break;
+    default:
+        break;
+    }
     return twin->call(twin->function, args, nargsf, kwnames);
 }
 
@@ -623,6 +747,11 @@ static PyObject *speedups_twin(PyObject *module, PyObject *function)
     }
     twin->function = Py_NewRef(function);
     twin->call = call;
+    twin->method = PyCFunction_GET_FUNCTION(function);
+    twin->self = PyCFunction_GET_SELF(function);
+    /* METH_COEXIST does not change the call; any other flag (METH_METHOD...) matches no
+       case of twin_vectorcall, which then uses the function's own vectorcall. */
+    twin->flags = PyCFunction_GET_FLAGS(function) & ~METH_COEXIST;
     twin->dict = NULL;
     twin->vectorcall = twin_vectorcall;
     PyObject_GC_Track((PyObject *)twin);
@@ -695,6 +824,7 @@ PyMODINIT_FUNC PyInit__speedups(void)
     if (PyType_Ready(&twin_type) < 0) {
         return NULL;
     }
+    uk_text_tables_init();
     PyObject *module = PyModule_Create(&speedups_module);
     if (module == NULL) {
         return NULL;

@@ -95,6 +95,15 @@ static inline uk_u128 uk_stamp(uk_u128 value, unsigned version)
     return value;
 }
 
+/* Text tables (_speedups_text.c), filled by uk_text_tables_init at module initialisation. */
+#define UK_NOT_HEX 0x100u
+extern uint16_t uk_hex_digit[256];
+extern unsigned char uk_lower_pair[256][2];
+extern unsigned char uk_wide_pair[256][8];
+extern const unsigned char uk_byte_at[16];
+extern const unsigned char uk_digit_at[32];
+void uk_text_tables_init(void);
+
 /* Method tables of the other translation units. */
 extern PyMethodDef uk_text_methods[];
 extern PyMethodDef uk_bulk_methods[];

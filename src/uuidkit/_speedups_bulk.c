@@ -19,7 +19,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <structmember.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -232,74 +231,24 @@ static PyObject *bulk_uuids_from_records(PyObject *module, PyObject *buffer)
     return result;
 }
 
-/* The value of an int in [0, 2**128) read from its 30-bit digits, on the CPython versions
-   whose int layout is known (3.11: ob_size; 3.12 to 3.14: lv_tag); 0 for any other int or
-   version, which then goes through uk_long_to_u128 (a third of the speed). */
-static int read_digits(PyObject *number, uk_u128 *value)
-{
-#if PyLong_SHIFT == 30 && PY_VERSION_HEX < 0x030F0000
-    const PyLongObject *n = (const PyLongObject *)number;
-#if PY_VERSION_HEX < 0x030C0000
-    Py_ssize_t size = Py_SIZE(number);
-    const digit *digits = n->ob_digit;
-#else
-    uintptr_t tag = n->long_value.lv_tag;
-    Py_ssize_t size = (tag & 3) == 2 ? -1 : (Py_ssize_t)(tag >> 3); /* sign 2: negative */
-    const digit *digits = n->long_value.ob_digit;
-#endif
-    if (size < 0 || size > 5 || (size == 5 && digits[4] >> 8)) {
-        return 0;
-    }
-    uint64_t high = 0, low = 0;
-    for (Py_ssize_t i = size - 1; i >= 0; i--) {
-        high = (high << 30) | (low >> 34);
-        low = (low << 30) | digits[i];
-    }
-    value->hi = high;
-    value->lo = low;
-    return 1;
-#else
-    (void)number;
-    (void)value;
-    return 0;
-#endif
-}
-
-/* The int slot of an exact uuid.UUID (borrowed, maybe NULL), its offset found once from
-   the class's member descriptor; NULL for anything else. */
-static PyObject *exact_uuid_int(PyObject *u)
-{
-    static PyTypeObject *known_type;
-    static Py_ssize_t known_offset;
-    if (!uk_is_exact_uuid(u)) {
-        return NULL;
-    }
-    if (Py_TYPE(u) != known_type) {
-        PyObject *descriptor = PyDict_GetItemString(Py_TYPE(u)->tp_dict, "int"); /* borrowed */
-        if (descriptor == NULL || !Py_IS_TYPE(descriptor, &PyMemberDescr_Type) ||
-            ((PyMemberDescrObject *)descriptor)->d_member->type != T_OBJECT_EX) {
-            return NULL;
-        }
-        known_offset = ((PyMemberDescrObject *)descriptor)->d_member->offset;
-        known_type = Py_TYPE(u); /* the bound class, kept alive by the module */
-    }
-    return *(PyObject **)((char *)u + known_offset);
-}
-
 /* The 128-bit value of element (any uuid.UUID, or an int when ints is set); 0 if bad. */
 static int element_value(PyObject *element, int ints, uk_u128 *value)
 {
-    PyObject *number = ints ? element : exact_uuid_int(element);
-    if (number != NULL && PyLong_CheckExact(number) && read_digits(number, value)) {
-        return 1;
-    }
-    if (!ints && uk_read_exact(element, value)) {
-        return 1;
-    }
-    if (ints ? !PyLong_CheckExact(element) : !uk_is_uuid(element)) {
+    if (ints) {
+        if (PyLong_CheckExact(element) && uk_long_to_u128(element, value) == 0) {
+            return 1;
+        }
+        PyErr_Clear(); /* negative or too large: the caller reports the element */
         return 0;
     }
-    number = ints ? Py_NewRef(element) : PyObject_GetAttrString(element, "int");
+    if (uk_read_exact(element, value)) {
+        return 1;
+    }
+    if (!uk_is_uuid(element)) {
+        return 0;
+    }
+    /* A subclass, or a class bound through its constructor: read its int attribute. */
+    PyObject *number = PyObject_GetAttrString(element, "int");
     if (number == NULL) {
         PyErr_Clear();
         return 0;
@@ -369,7 +318,7 @@ static PyObject *bulk_uuids_from_ints(PyObject *module, PyObject *sequence)
         uk_u128 value;
         PyObject *u = NULL;
         if (PyLong_CheckExact(items[i]) &&
-            (read_digits(items[i], &value) || uk_long_to_u128(items[i], &value) == 0)) {
+            uk_long_to_u128(items[i], &value) == 0) {
             u = uk_make_uuid(value);
         }
         else if (!PyErr_Occurred()) {

@@ -24,47 +24,12 @@ PyObject *uk_new_buffer(Py_ssize_t size);
 #define CANONICAL_CHARS 36
 /* The longest accepted form: urn:uuid: and 36 characters. */
 #define LONGEST_FORM 45
-#define NOT_HEX 0x100u
-
-/* hex_digit[c]: the value of the hex digit c, or NOT_HEX. */
-static uint16_t hex_digit[256];
-/* The two lower-case hex digits of a byte, as ASCII and as little-endian UCS-4. */
-static unsigned char ascii_pair[256][2];
-static unsigned char wide_pair[256][8];
-static int tables_ready;
-
-/* Where the two digits of record byte i start in a canonical string. */
-static const unsigned char byte_at[16] = {0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34};
-
-static void make_tables(void)
-{
-    static const char digits[] = "0123456789abcdef";
-    if (tables_ready) {
-        return; /* the GIL is held: no other thread builds them at the same time */
-    }
-    for (unsigned c = 0; c < 256; c++) {
-        hex_digit[c] = NOT_HEX;
-    }
-    for (unsigned v = 0; v < 16; v++) {
-        hex_digit[(unsigned char)digits[v]] = (uint16_t)v;
-        hex_digit[(unsigned char)"0123456789ABCDEF"[v]] = (uint16_t)v;
-    }
-    for (unsigned b = 0; b < 256; b++) {
-        ascii_pair[b][0] = (unsigned char)digits[b >> 4];
-        ascii_pair[b][1] = (unsigned char)digits[b & 0xF];
-        memset(wide_pair[b], 0, 8);
-        wide_pair[b][0] = ascii_pair[b][0];
-        wide_pair[b][4] = ascii_pair[b][1];
-    }
-    tables_ready = 1;
-}
-
 /* --- formatting ------------------------------------------------------------------------ */
 
 static void write_ascii_cell(unsigned char *out, const unsigned char *record)
 {
     for (int i = 0; i < 16; i++) {
-        memcpy(out + byte_at[i], ascii_pair[record[i]], 2);
+        memcpy(out + uk_byte_at[i], uk_lower_pair[record[i]], 2);
     }
     out[8] = out[13] = out[18] = out[23] = '-';
 }
@@ -73,7 +38,7 @@ static void write_wide_cell(unsigned char *out, const unsigned char *record)
 {
     static const unsigned char hyphen[4] = {'-', 0, 0, 0};
     for (int i = 0; i < 16; i++) {
-        memcpy(out + 4 * byte_at[i], wide_pair[record[i]], 8);
+        memcpy(out + 4 * uk_byte_at[i], uk_wide_pair[record[i]], 8);
     }
     memcpy(out + 4 * 8, hyphen, 4);
     memcpy(out + 4 * 13, hyphen, 4);
@@ -136,7 +101,6 @@ PyObject *uk_bulk_format_records(PyObject *module, PyObject *args)
     if (uk_get_records(buffer, &view) < 0) {
         return NULL;
     }
-    make_tables();
     Py_ssize_t count = view.len / 16;
     PyObject *result = width == 0 ? format_list(view.buf, count)
                                   : format_cells(view.buf, count, width);
@@ -180,11 +144,6 @@ PyObject *uk_bulk_arrow_offsets(PyObject *module, PyObject *args)
 
 /* --- parsing --------------------------------------------------------------------------- */
 
-/* Where the 32 digits of a canonical string are. */
-static const unsigned char digit_at[32] = {0,  1,  2,  3,  4,  5,  6,  7,  9,  10, 11,
-                                           12, 14, 15, 16, 17, 19, 20, 21, 22, 24, 25,
-                                           26, 27, 28, 29, 30, 31, 32, 33, 34, 35};
-
 static inline uint32_t char_at(const unsigned char *s, int width, Py_ssize_t index)
 {
     if (width == 1) {
@@ -197,7 +156,7 @@ static inline uint32_t char_at(const unsigned char *s, int width, Py_ssize_t ind
 
 static inline unsigned hex_of(uint32_t c)
 {
-    return c < 256 ? hex_digit[c] : NOT_HEX;
+    return c < 256 ? uk_hex_digit[c] : UK_NOT_HEX;
 }
 
 /* RFC 9562 §4: 8-4-4-4-12 hex digits (either case) at s into record; 0 if not that form.
@@ -208,12 +167,12 @@ static inline int read_canonical_cell(const unsigned char *s, int width, unsigne
                        (char_at(s, width, 18) ^ '-') | (char_at(s, width, 23) ^ '-');
     unsigned seen = 0;
     for (int i = 0; i < 16; i++) {
-        unsigned high = hex_of(char_at(s, width, digit_at[2 * i]));
-        unsigned low = hex_of(char_at(s, width, digit_at[2 * i + 1]));
+        unsigned high = hex_of(char_at(s, width, uk_digit_at[2 * i]));
+        unsigned low = hex_of(char_at(s, width, uk_digit_at[2 * i + 1]));
         seen |= high | low;
         record[i] = (unsigned char)((high << 4) | (low & 0xF));
     }
-    return hyphens == 0 && seen < NOT_HEX;
+    return hyphens == 0 && seen < UK_NOT_HEX;
 }
 
 /* Any accepted form in length characters at s (plain ASCII only) into record. */
@@ -269,7 +228,6 @@ PyObject *uk_bulk_parse_texts(PyObject *module, PyObject *args)
     if (get_output(out, &view, count, start) < 0) {
         return NULL;
     }
-    make_tables();
     unsigned char *records = view.buf;
     Py_ssize_t i = start;
     for (; i < count; i++) {
@@ -316,7 +274,6 @@ PyObject *uk_bulk_parse_cells(PyObject *module, PyObject *args)
         PyBuffer_Release(&cells);
         return NULL;
     }
-    make_tables();
     const unsigned char *in = (const unsigned char *)cells.buf + start * cell;
     unsigned char *record = (unsigned char *)view.buf + 16 * start;
     Py_ssize_t i = start;
@@ -409,7 +366,6 @@ PyObject *uk_bulk_parse_arrow(PyObject *module, PyObject *args)
         release_arrow(&b);
         return NULL;
     }
-    make_tables();
     const unsigned char *bits = b.validity.buf, *text = b.data.buf;
     Py_ssize_t i = start;
     int64_t end = offset_at(&b.offsets, width, first + i);

@@ -11,56 +11,150 @@
 
 #include <string.h>
 
-static const char lower_digits[] = "0123456789abcdef";
-static const char upper_digits[] = "0123456789ABCDEF";
+/* Tables of the text code (this file and the bulk loops), filled once by
+   uk_text_tables_init when the module is initialised. */
+uint16_t uk_hex_digit[256];            /* the value of hex digit c (either case), or UK_NOT_HEX */
+unsigned char uk_lower_pair[256][2];   /* the two lower-case hex digits of a byte */
+unsigned char uk_wide_pair[256][8];    /* the same as two little-endian UCS-4 characters */
+static unsigned char upper_pair[256][2];
 
-static inline int hex_value(unsigned c)
+/* Where the two digits of byte i, and where digit i, of a canonical string are. */
+const unsigned char uk_byte_at[16] = {0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34};
+const unsigned char uk_digit_at[32] = {0,  1,  2,  3,  4,  5,  6,  7,  9,  10, 11,
+                                       12, 14, 15, 16, 17, 19, 20, 21, 22, 24, 25,
+                                       26, 27, 28, 29, 30, 31, 32, 33, 34, 35};
+
+void uk_text_tables_init(void)
 {
-    if (c - '0' < 10) {
-        return (int)(c - '0');
+    static const char lower[] = "0123456789abcdef";
+    static const char upper[] = "0123456789ABCDEF";
+    for (unsigned c = 0; c < 256; c++) {
+        uk_hex_digit[c] = UK_NOT_HEX;
     }
-    c |= 0x20;
-    if (c - 'a' < 6) {
-        return (int)(c - 'a' + 10);
+    for (unsigned v = 0; v < 16; v++) {
+        uk_hex_digit[(unsigned char)lower[v]] = (uint16_t)v;
+        uk_hex_digit[(unsigned char)upper[v]] = (uint16_t)v;
     }
-    return -1;
+    for (unsigned b = 0; b < 256; b++) {
+        uk_lower_pair[b][0] = (unsigned char)lower[b >> 4];
+        uk_lower_pair[b][1] = (unsigned char)lower[b & 0xF];
+        upper_pair[b][0] = (unsigned char)upper[b >> 4];
+        upper_pair[b][1] = (unsigned char)upper[b & 0xF];
+        memset(uk_wide_pair[b], 0, 8);
+        uk_wide_pair[b][0] = uk_lower_pair[b][0];
+        uk_wide_pair[b][4] = uk_lower_pair[b][1];
+    }
 }
 
-/* count hex digits at s into *value (shifted in); returns 0 when one is not a hex digit. */
-static int read_hex(const unsigned char *s, int count, uint64_t *high, uint64_t *low)
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* Hex digits are read eight at a time from one 64-bit word (SWAR), first character in the
+   lowest byte, as a little-endian load puts it. */
+#define UK_ONES 0x0101010101010101ull
+#define UK_HIGHS 0x8080808080808080ull
+
+static inline uint64_t load64(const unsigned char *p)
 {
-    int bad = 0;
-    for (int i = 0; i < count; i++) {
-        int digit = hex_value(s[i]);
-        bad |= digit;
-        *high = (*high << 4) | (*low >> 60);
-        *low = (*low << 4) | (uint64_t)(digit & 0xF);
-    }
-    return bad >= 0;
+    uint64_t word;
+    memcpy(&word, p, 8);
+    return word;
 }
 
-/* RFC 9562 §4: UUID = 4hexOctet "-" 2hexOctet "-" 2hexOctet "-" 2hexOctet "-" 6hexOctet */
-static int read_canonical(const unsigned char *s, uk_u128 *value)
+static inline uint64_t load32(const unsigned char *p)
 {
-    if (s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-') {
-        return 0;
-    }
-    uint64_t high = 0, low = 0;
-    int ok = read_hex(s, 8, &high, &low) & read_hex(s + 9, 4, &high, &low) &
-             read_hex(s + 14, 4, &high, &low) & read_hex(s + 19, 4, &high, &low) &
-             read_hex(s + 24, 12, &high, &low);
-    value->hi = high;
-    value->lo = low;
-    return ok;
+    uint32_t word;
+    memcpy(&word, p, 4);
+    return word;
+}
+
+/* The high bit of each byte of word that lies in [low, high] (bytes below 0x80 only: then
+   no sum carries into the next byte). */
+static inline uint64_t bytes_in(uint64_t word, unsigned low, unsigned high)
+{
+    uint64_t at_least = word + (0x80 - low) * UK_ONES;
+    uint64_t above = word + (0x7F - high) * UK_ONES;
+    return at_least & ~above & UK_HIGHS;
+}
+
+/* The value of eight hex digits (either case); *bad gets a high bit when one is not. */
+static inline uint32_t hex8(uint64_t word, uint64_t *bad)
+{
+    uint64_t digits = bytes_in(word, '0', '9');
+    uint64_t letters = bytes_in(word | 0x20 * UK_ONES, 'a', 'f'); /* 'A'-'F' folded */
+    *bad |= (word & UK_HIGHS) | (~(digits | letters) & UK_HIGHS);
+    /* '0'-'9' are 0x30-0x39, 'a'-'f' 0x61-0x66 and 'A'-'F' 0x41-0x46: the low nibble, plus
+       9 for the letters, which have bit 6 set. */
+    uint64_t value = (word & 0x0F * UK_ONES) + 9 * ((word >> 6) & UK_ONES);
+    /* Pair the nibbles into bytes, then gather the four bytes, first character highest. */
+    value = ((value & 0x000F000F000F000Full) << 4) | ((value >> 8) & 0x000F000F000F000Full);
+    return (uint32_t)(((value & 0xFF) << 24) | (((value >> 16) & 0xFF) << 16) |
+                      (((value >> 32) & 0xFF) << 8) | ((value >> 48) & 0xFF));
+}
+
+static inline int read_canonical_digits(const unsigned char *s, uk_u128 *value)
+{
+    uint64_t bad = 0;
+    uint64_t time_low = hex8(load64(s), &bad);
+    uint64_t mid_high = hex8(load32(s + 9) | (load32(s + 14) << 32), &bad);
+    uint64_t clock_node = hex8(load32(s + 19) | (load32(s + 24) << 32), &bad);
+    uint64_t node_rest = hex8(load64(s + 28), &bad);
+    value->hi = (time_low << 32) | mid_high;
+    value->lo = (clock_node << 32) | node_rest;
+    return bad == 0;
 }
 
 static int read_bare(const unsigned char *s, uk_u128 *value)
 {
+    uint64_t bad = 0;
+    uint64_t first = hex8(load64(s), &bad), second = hex8(load64(s + 8), &bad);
+    uint64_t third = hex8(load64(s + 16), &bad), fourth = hex8(load64(s + 24), &bad);
+    value->hi = (first << 32) | second;
+    value->lo = (third << 32) | fourth;
+    return bad == 0;
+}
+#else
+/* The 32 hex digits at s + position[i] into *value; 0 when one is not a hex digit. A bad
+   digit sets bit 8 in seen: every digit is looked up, with no branch per character. */
+static inline int read_32_digits(const unsigned char *s, const unsigned char *position,
+                                 uk_u128 *value)
+{
     uint64_t high = 0, low = 0;
-    int ok = read_hex(s, 32, &high, &low);
+    unsigned seen = 0;
+    for (int i = 0; i < 16; i++) {
+        unsigned digit = uk_hex_digit[s[position[i]]];
+        seen |= digit;
+        high = (high << 4) | digit;
+    }
+    for (int i = 16; i < 32; i++) {
+        unsigned digit = uk_hex_digit[s[position[i]]];
+        seen |= digit;
+        low = (low << 4) | digit;
+    }
     value->hi = high;
     value->lo = low;
-    return ok;
+    return seen < UK_NOT_HEX;
+}
+
+static inline int read_canonical_digits(const unsigned char *s, uk_u128 *value)
+{
+    return read_32_digits(s, uk_digit_at, value);
+}
+
+static int read_bare(const unsigned char *s, uk_u128 *value)
+{
+    static const unsigned char in_order[32] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10,
+                                               11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+                                               22, 23, 24, 25, 26, 27, 28, 29, 30, 31};
+    return read_32_digits(s, in_order, value);
+}
+#endif
+
+/* RFC 9562 §4: UUID = 4hexOctet "-" 2hexOctet "-" 2hexOctet "-" 2hexOctet "-" 6hexOctet */
+static int read_canonical(const unsigned char *s, uk_u128 *value)
+{
+    if ((s[8] ^ '-') | (s[13] ^ '-') | (s[18] ^ '-') | (s[23] ^ '-')) {
+        return 0;
+    }
+    return read_canonical_digits(s, value);
 }
 
 static int read_urn_prefix(const unsigned char *s)
@@ -154,21 +248,16 @@ static PyObject *speedups_parse(PyObject *module, PyObject *const *args, Py_ssiz
 /* --- formatting ------------------------------------------------------------------------ */
 
 /* The 36 characters of the 8-4-4-4-12 form of value at out. */
-void uk_write_canonical(unsigned char *out, uk_u128 value, const char *digits)
+static void write_canonical(unsigned char *out, uk_u128 value, unsigned char (*pair)[2])
 {
-    unsigned char bytes[16];
-    uk_store_u128(bytes, value);
-    int position = 0;
-    for (int i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10) {
-            out[position++] = '-';
-        }
-        out[position++] = (unsigned char)digits[bytes[i] >> 4];
-        out[position++] = (unsigned char)digits[bytes[i] & 0xF];
+    for (int i = 0; i < 8; i++) {
+        memcpy(out + uk_byte_at[i], pair[(value.hi >> (56 - 8 * i)) & 0xFF], 2);
+        memcpy(out + uk_byte_at[8 + i], pair[(value.lo >> (56 - 8 * i)) & 0xFF], 2);
     }
+    out[8] = out[13] = out[18] = out[23] = '-';
 }
 
-static PyObject *canonical_text(uk_u128 value, const char *digits, const char *before,
+static PyObject *canonical_text(uk_u128 value, unsigned char (*pair)[2], const char *before,
                                 const char *after)
 {
     size_t before_length = strlen(before), after_length = strlen(after);
@@ -178,7 +267,7 @@ static PyObject *canonical_text(uk_u128 value, const char *digits, const char *b
     }
     unsigned char *out = PyUnicode_1BYTE_DATA(text);
     memcpy(out, before, before_length);
-    uk_write_canonical(out + before_length, value, digits);
+    write_canonical(out + before_length, value, pair);
     memcpy(out + before_length + 36, after, after_length);
     return text;
 }
@@ -190,11 +279,9 @@ static PyObject *hex_text(uk_u128 value)
         return NULL;
     }
     unsigned char *out = PyUnicode_1BYTE_DATA(text);
-    unsigned char bytes[16];
-    uk_store_u128(bytes, value);
-    for (int i = 0; i < 16; i++) {
-        out[2 * i] = (unsigned char)lower_digits[bytes[i] >> 4];
-        out[2 * i + 1] = (unsigned char)lower_digits[bytes[i] & 0xF];
+    for (int i = 0; i < 8; i++) {
+        memcpy(out + 2 * i, uk_lower_pair[(value.hi >> (56 - 8 * i)) & 0xFF], 2);
+        memcpy(out + 16 + 2 * i, uk_lower_pair[(value.lo >> (56 - 8 * i)) & 0xFF], 2);
     }
     return text;
 }
@@ -217,16 +304,16 @@ static PyObject *formatted(uk_u128 value, enum style style)
 {
     switch (style) {
     case STYLE_UPPER:
-        return canonical_text(value, upper_digits, "", "");
+        return canonical_text(value, upper_pair, "", "");
     case STYLE_URN:
-        return canonical_text(value, lower_digits, "urn:uuid:", "");
+        return canonical_text(value, uk_lower_pair, "urn:uuid:", "");
     case STYLE_BRACED:
-        return canonical_text(value, lower_digits, "{", "}");
+        return canonical_text(value, uk_lower_pair, "{", "}");
     case STYLE_HEX:
         return hex_text(value);
     case STYLE_HYPHENATED:
     default:
-        return canonical_text(value, lower_digits, "", "");
+        return canonical_text(value, uk_lower_pair, "", "");
     }
 }
 

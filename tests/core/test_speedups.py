@@ -214,6 +214,26 @@ def test_parse_of_a_str_subclass_and_bad_calls_match_the_reference() -> None:
     _same("parse")
 
 
+#: Every character a hex-digit reader can get wrong: all of Latin-1 (both sides of each
+#: range '0'-'9', 'A'-'F', 'a'-'f', and the bytes with the case bit or the high bit set)
+#: and a few wider ones (Arabic-Indic and full-width digits, a surrogate).
+_EVERY_CHARACTER = [chr(code) for code in range(256)] + ["\u0660", "\uff10", "\uff41", "\udc80"]
+
+
+@pytest.mark.parametrize(
+    "form", ["f81d4fae-7dec-11d0-a765-00a0c91e6bf6", "F81D4FAE7DEC11D0A76500A0C91E6BF6"]
+)
+def test_parse_matches_the_reference_for_every_character_at_every_position(form: str) -> None:
+    # The compiled reader checks eight digits per machine word; a single character at any
+    # position of the canonical (RFC 9562 §4) or the 32-digit form must be accepted or
+    # refused exactly as the reference does, with the same value.
+    for position in range(len(form)):
+        for character in _EVERY_CHARACTER:
+            text = form[:position] + character + form[position + 1 :]
+            _same("parse", text)
+            _same("parse", text, strict=True)
+
+
 @given(
     _special | _uuids | _odd_arguments,
     st.one_of(st.text(max_size=20), st.binary(max_size=20), st.just("\udc80"), st.just(3)),

@@ -24,23 +24,22 @@ Start-up: the UUID commands (``gen``, ``inspect``, ...) are registered first; th
 families (state files, UIAP and its simulator) are imported and registered only when the
 command line names one of their commands, or names none (``--help``, the default command).
 The plain spellings of ``gen`` (``gen -n 5 -v 4 --format upper``) skip the parser entirely
-(:mod:`uuidkit.cli._fastpath`), and each command imports what only it uses when it runs.
+(:mod:`uuidkit.cli._fastpath`; :mod:`argparse` loads only when a parser is built, in
+:mod:`uuidkit.cli._parser`), and each command imports what only it uses when it runs.
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import sys
 from collections.abc import Sequence
 
-from uuidkit import __version__
 from uuidkit.cli import _fastpath, _io, uuid_commands
 from uuidkit.errors import UUIDKitError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
 if TYPE_CHECKING:
-    from typing import Any, NoReturn
+    import argparse
+    import types
 
 __all__ = ["build_parser", "main"]
 
@@ -53,53 +52,14 @@ EXIT_BROKEN_PIPE = 128 + 13
 _PREFIX = "uuidkit: error: "
 
 
-class _HelpFormatter(argparse.HelpFormatter):
-    """Shows an option's default in its help unless the help already says it."""
-
-    def _get_help_string(self, action: argparse.Action) -> str | None:
-        text = action.help or ""
-        default = action.default
-        shown = default not in (None, False, argparse.SUPPRESS) and action.option_strings
-        if shown and "default" not in text:
-            text += " (default: %(default)s)"
-        return text
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with one error style: the usage line, then ``uuidkit: error: MESSAGE``."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", _HelpFormatter)
-        super().__init__(*args, **kwargs)
-
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        print(f"{_PREFIX}{message}", file=sys.stderr)
-        raise SystemExit(EXIT_USAGE)
-
-
-#: Command families besides uuid_commands, imported only when their commands may be needed.
-_OTHER_FAMILIES = ("state_commands", "uiap_commands")
-
-
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The whole command line: ``uuidkit [COMMAND] ...``.
 
     Given the ``command`` about to run, only the families it needs are imported.
     """
-    parser = _Parser(
-        prog="uuidkit",
-        description="Generate, inspect and convert UUIDs (RFC 9562); allocate IDs with UIAP. "
-        "With no command: a fresh UUIDv7 and its fields.",
-    )
-    parser.add_argument("--version", action="version", version=f"uuidkit {__version__}")
-    parser.set_defaults(handler=uuid_commands.default_command, parser=parser)
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    uuid_commands.register(subparsers)
-    if command is None or command not in subparsers.choices:
-        for family in _OTHER_FAMILIES:
-            importlib.import_module(f"uuidkit.cli.{family}").register(subparsers)
-    return parser
+    from uuidkit.cli._parser import build  # argparse loads only when a parser is built
+
+    return build(command)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -107,7 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     command = next((word for word in arguments if not word.startswith("-")), None)
     try:
-        # A plain `gen` skips building the parser (see _fastpath); same namespace either way.
+        # A plain `gen` skips argparse entirely (see _fastpath); same attributes either way.
+        args: argparse.Namespace | types.SimpleNamespace | None
         args = _fastpath.plain_gen(arguments, uuid_commands.gen_command)
         if args is None:
             args = build_parser(command).parse_args(arguments)

@@ -2,7 +2,8 @@
 
 Building the whole argparse parser (three sub-commands, a help formatter per option, the
 terminal-size probe that loads :mod:`shutil`) costs more than generating a UUID. The plain
-forms of ``gen`` are recognised here instead and give exactly the namespace argparse would:
+forms of ``gen`` are recognised here instead, without importing :mod:`argparse`, and give
+exactly the attributes argparse's namespace would (in a :class:`types.SimpleNamespace`):
 ``gen`` followed by any of ``-v``/``--version`` with a version that needs no name (1, 4, 6,
 7, 8), ``-n``/``-C``/``--count`` with a positive decimal count, and ``--format`` with a
 style, each as two words. Anything else (help, another spelling, a bad value, any other
@@ -12,13 +13,14 @@ exactly as before; tests/cli checks the two agree.
 
 from __future__ import annotations
 
-import argparse
+import types
 from collections.abc import Sequence
 
 from uuidkit.format import FORMAT_STYLES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
 if TYPE_CHECKING:
+    import argparse
     from typing import Any, Final, NoReturn
 
 __all__ = ["plain_gen"]
@@ -35,6 +37,8 @@ class _DeferredGenParser:
     """Stands in for the ``gen`` sub-parser: the real one is built only to report an error."""
 
     def error(self, message: str) -> NoReturn:
+        import argparse
+
         from uuidkit.cli import build_parser
 
         parser = build_parser("gen")
@@ -53,8 +57,8 @@ def _positive(text: str) -> int | None:
     return None
 
 
-def plain_gen(arguments: Sequence[str], handler: Any) -> argparse.Namespace | None:
-    """The namespace argparse gives ``arguments`` if they are a plain ``gen``; else ``None``."""
+def plain_gen(arguments: Sequence[str], handler: Any) -> types.SimpleNamespace | None:
+    """The attributes argparse gives ``arguments`` if they are a plain ``gen``; else ``None``."""
     if not arguments or arguments[0] != "gen" or len(arguments) % 2 == 0:
         return None
     version, count, style = 7, 1, "hyphenated"
@@ -68,7 +72,7 @@ def plain_gen(arguments: Sequence[str], handler: Any) -> argparse.Namespace | No
             style = value
         else:
             return None
-    return argparse.Namespace(
+    return types.SimpleNamespace(
         command="gen",
         handler=handler,
         parser=_DeferredGenParser(),

@@ -25,7 +25,6 @@ References: RFC 9562 §4 (forms), §4.1 (Table 1), §4.2 (Table 2), §5 (layouts
 
 from __future__ import annotations
 
-import argparse
 import atexit
 from collections.abc import Callable, Iterator
 from uuid import UUID
@@ -50,6 +49,7 @@ from uuidkit.timestamps import unix_ns_to_datetime
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
 if TYPE_CHECKING:
+    import argparse
     from typing import Any, Final
 
 # Start-up: what only some commands use (the generators, the node layouts, json) is imported
@@ -181,14 +181,20 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     convert.set_defaults(handler=convert_command, parser=convert)
 
 
+def _type_error(message: str) -> Exception:
+    """argparse's error for a bad option value (only argparse calls the converters below, so
+    it is loaded by then; ``uuidkit gen``'s fast path runs this module without it)."""
+    import argparse
+
+    return argparse.ArgumentTypeError(message)
+
+
 def _function_name(text: str) -> int:
     """``uuid7`` -> 7: the standard library CLI's ``-u`` values."""
     number = text.removeprefix("uuid")
     if text.startswith("uuid") and number.isdecimal() and int(number) in VERSIONS:
         return int(number)
-    raise argparse.ArgumentTypeError(
-        f"expected one of {', '.join(f'uuid{v}' for v in VERSIONS)}, found {text!r}"
-    )
+    raise _type_error(f"expected one of {', '.join(f'uuid{v}' for v in VERSIONS)}, found {text!r}")
 
 
 def _positive(text: str) -> int:
@@ -197,7 +203,7 @@ def _positive(text: str) -> int:
     except ValueError:
         number = 0
     if number < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, found {text!r}")
+        raise _type_error(f"expected a positive integer, found {text!r}")
     return number
 
 
@@ -210,7 +216,7 @@ def _namespace(text: str) -> UUID:
     try:
         return parse(text)
     except UUIDKitError as error:
-        raise argparse.ArgumentTypeError(
+        raise _type_error(
             f"expected dns, url, oid, x500 (or @dns ...) or a UUID, found {text!r}: {error}"
         ) from None
 

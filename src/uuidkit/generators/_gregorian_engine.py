@@ -26,8 +26,7 @@ References: RFC 9562 §5.1, §5.6, §6.1, §6.2, §6.9, §6.10; RFC 4122 §4.2.1
 from __future__ import annotations
 
 import sys
-import threading
-import types
+from _thread import RLock  # what threading.RLock() returns, without importing threading
 from collections.abc import Callable, Iterator
 from uuid import UUID
 
@@ -61,7 +60,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typi
 if TYPE_CHECKING:
     from typing import Any, Final
 
-    from uuidkit.generators.gregorian import GregorianConfig
+    from uuidkit.generators.gregorian import GregorianSettings
 
 __all__ = ["GregorianEngine", "GregorianState", "build_pure_next"]
 
@@ -132,7 +131,7 @@ class GregorianEngine:
 
     def __init__(
         self,
-        config: GregorianConfig,
+        config: GregorianSettings,
         version: int,
         timeline: Timeline,
         initial: tuple[int, int, bool],
@@ -146,7 +145,7 @@ class GregorianEngine:
         self.budget = self.resolution // NS_PER_TICK
         self.fast_max = _fast_max(self.budget, (MASK_60 + 1) // self.budget)
         # Re-entrant: the compiled core holds it around a block and calls the slow path.
-        self.lock = threading.RLock()
+        self.lock = RLock()
         self._rebind: Callable[[], None] = _nothing
         #: ``next(node, clock_seq)`` with an argument given: the compiled core's fallback,
         #: which Python also binds the arguments of, so a bad call's TypeError names this
@@ -319,7 +318,7 @@ class GregorianEngine:
         keyword or too many arguments then raises the same TypeError on both paths, naming
         the public function, never an internal one."""
         for function in (next_function, self.explicit):
-            if isinstance(function, types.FunctionType):
+            if isinstance(function, type(_nothing)):  # a Python function, not the core
                 function.__name__ = qualname.rpartition(".")[2]
                 function.__qualname__ = qualname
 
@@ -348,7 +347,7 @@ class GregorianEngine:
 
         References: RFC 9562 §6.9, §6.10.
         """
-        self.lock = threading.RLock()
+        self.lock = RLock()
         self.timeline.reset()
         if self.core is not None:
             self.core.reset(self.lock)  # also discards its buffered random words

@@ -101,6 +101,9 @@ class SharedGenerator(abc.ABC):
     _OVERFLOW = CounterOverflow.ADVANCE
     _REGRESSION = ClockRegression.KEEP
     _UNIT = "ms"
+    #: v6: a generator's first reservation starts above the stored window (see
+    #: :meth:`_resume_state`); v7 and v1 join the current window at the clock.
+    _RESUMES_ABOVE = False
 
     def __init__(
         self,
@@ -142,6 +145,9 @@ class SharedGenerator(abc.ABC):
         # Set by a restart: the next reservation ignores the stored window (it is too far
         # ahead of the clock) and opens a new one at the clock.
         self._fresh_start = False
+        # False until this generator (or, after a fork, the child) has made a reservation:
+        # the first one starts above every tick the file may have handed out (v6).
+        self._resumed = False
         # The same policy engine as the in-memory generators decides about the clock.
         self._timeline = Timeline(
             overflow=self._OVERFLOW,
@@ -234,6 +240,8 @@ class SharedGenerator(abc.ABC):
 
     def _next_state(self, stored: StoredState | None, at: int, now_ns: int) -> StoredState:
         """The state after reserving a range usable at time unit ``at`` (or later)."""
+        if stored is not None and self._RESUMES_ABOVE and not self._resumed:
+            return self._resume_state(stored, at, now_ns)
         size = self._range_size()
         if stored is not None and at <= stored.window_end:
             if stored.next_range + size <= 1 << self._RANGE_BITS:
@@ -250,6 +258,26 @@ class SharedGenerator(abc.ABC):
         start = max(at, self._unit + 1)
         end = start + self.config.window_ms * self._units_per_ms() - 1
         return StoredState(self._KIND, start, end, self._seed() + size, self._node, now_ns)
+
+    def _resume_state(self, stored: StoredState, at: int, now_ns: int) -> StoredState:
+        """The first reservation of a generator (v6): a new window above the stored one.
+
+        RFC 4122 §4.2.1.3 and RFC 9562 §6.3: the stored timestamp is "set to a value larger
+        than any yet used in a UUID", so every tick any process (live, crashed or killed)
+        may have stamped is at most ``stored.window_end``: starting above it keeps the new
+        values above all of those, whatever the clock reads. The window takes the file's
+        next clock sequence (no random one: its ticks are new) and ends ``window_ms`` after
+        the clock, or at its first tick when that is further ahead (restarts in a loop never
+        push the file more than ``window_ms`` ahead of the clock).
+        """
+        start = max(at, stored.window_end + 1, self._unit + 1)
+        now_unit = self._units_of(now_ns)
+        end = max(start, now_unit + self.config.window_ms * self._units_per_ms() - 1)
+        size = self._range_size()
+        first = stored.next_range
+        if first + size > 1 << self._RANGE_BITS:
+            first = self._seed()  # every clock sequence was used: any one is new above
+        return StoredState(self._KIND, start, end, first + size, self._node, now_ns)
 
     def _reserve(self, at: int, now_ns: int) -> int:
         """Reserve a range usable at ``at``; returns the time unit to use (>= ``at``)."""
@@ -271,6 +299,7 @@ class SharedGenerator(abc.ABC):
             state = self._adopt(None if self._fresh_start else self._in_memory, at, now_ns)
             self._in_memory = state
         self._fresh_start = False
+        self._resumed = True
         self._window_end = state.window_end
         self._range_end = state.next_range
         self._range_start = state.next_range - self._range_size()
@@ -316,4 +345,5 @@ class SharedGenerator(abc.ABC):
         # range: the child retries the file and otherwise starts from a fresh random seed.
         self._in_memory = None
         self._fresh_start = False
+        self._resumed = False  # a new process for the file: it resumes above the window
         self.file.reopen_after_fork()

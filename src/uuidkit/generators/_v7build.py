@@ -15,7 +15,7 @@ References: RFC 9562 §5.7, §6.1, §6.2, §6.9.
 
 from __future__ import annotations
 
-import threading
+from _thread import RLock  # what threading.RLock() returns, without importing threading
 from collections.abc import Callable, Iterator
 from uuid import UUID
 
@@ -27,17 +27,19 @@ from uuidkit.errors import GeneratorError
 from uuidkit.generators._policy import Clock, RandomBytes, Sleep, check_count, word_stream
 from uuidkit.generators._timeline import RESTART, SAME, Timeline
 from uuidkit.generators._v7bulk import as_kind, bulk_block
-from uuidkit.generators.v7 import NS_PER_MS, V7Config, V7Counter, V7Layout
+from uuidkit.generators.v7 import NS_PER_MS, V7Counter, V7Layout
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
 if TYPE_CHECKING:
     from typing import Any
 
+    from uuidkit.generators.v7 import V7Settings
+
 __all__ = ["build"]
 
 
 def _timeline(
-    config: V7Config, layout: V7Layout, clock: Clock, sleep_ns: Sleep, monotonic_ns: Clock
+    config: V7Settings, layout: V7Layout, clock: Clock, sleep_ns: Sleep, monotonic_ns: Clock
 ) -> Timeline:
     fraction_bits = config.fraction_bits
     return Timeline(
@@ -58,7 +60,7 @@ def _timeline(
 
 
 def _compiled_core(
-    config: V7Config, layout: V7Layout, clock: Clock, random_bytes: RandomBytes
+    config: V7Settings, layout: V7Layout, clock: Clock, random_bytes: RandomBytes
 ) -> Any:
     """The C fast path for this generator (``uuidkit._speedups.V7Core``), or ``None``.
 
@@ -89,7 +91,11 @@ def _core_takes_the_lock(clock: Clock) -> bool:
 
 
 def build(
-    config: V7Config, clock: Clock, random_bytes: RandomBytes, sleep_ns: Sleep, monotonic_ns: Clock
+    config: V7Settings,
+    clock: Clock,
+    random_bytes: RandomBytes,
+    sleep_ns: Sleep,
+    monotonic_ns: Clock,
 ) -> tuple[Callable[[], UUID], Callable[[int, int], Any], Callable[[], None]]:
     """The generator's three closures sharing one state (see :class:`V7Generator`).
 
@@ -113,7 +119,7 @@ def build(
     core = _compiled_core(config, layout, clock, random_bytes)
     # Re-entrant so that generate() can hold it around a loop of uuid7(); it costs
     # the same as a plain Lock on CPython 3.11 (measured: 79 vs 81 ns per acquire/release).
-    lock = threading.RLock()
+    lock = RLock()
     acquire, release = lock.acquire, lock.release
     # No tick yet: None, which no clock reading equals, so the first value asks the timeline.
     tick: int | None = None
@@ -261,7 +267,7 @@ def build(
 
     def reset() -> None:
         nonlocal tick, counter, prefix, last_value, words, acquire, release
-        fresh = threading.RLock()
+        fresh = RLock()
         acquire, release = fresh.acquire, fresh.release
         timeline.reset()
         tick, counter, prefix, last_value = None, 0, 0, -1

@@ -11,7 +11,6 @@ References: RFC 9562 §5.1, §5.6, §6.1, §6.2, §6.10; RFC 4122 §4.1.5, §4.2
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from uuid import UUID
 
 from uuidkit import _system
@@ -25,9 +24,7 @@ from uuidkit.generators._policy import (
     RandomBytes,
     Sleep,
     check_callable,
-    check_choice,
     check_count,
-    check_int,
     register_for_fork,
 )
 from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS, Timeline
@@ -36,69 +33,86 @@ from uuidkit.timestamps import NS_PER_TICK
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
 if TYPE_CHECKING:
-    from typing import Final
+    from typing import Final, TypeAlias
+
+    # Loaded on first use, see __getattr__.
+    from uuidkit.generators._gregorian_config import V6_DEFAULT as V6_DEFAULT
+    from uuidkit.generators._gregorian_config import GregorianConfig
+
+    #: What a generator is built from: a ``GregorianConfig``, or its version's defaults.
+    GregorianSettings: TypeAlias = "GregorianConfig | _DefaultSettings"
 
 __all__ = ["GregorianConfig", "V1Generator", "V6Generator"]
 
 NS_PER_MS: Final = 1_000_000
 
 
-@dataclass(frozen=True, slots=True)
-class GregorianConfig:
-    """How a :class:`V1Generator` or :class:`V6Generator` picks timestamp, clock_seq and node.
+class _DefaultSettings:
+    """The values of ``GregorianConfig()``, as plain attributes (a test checks they agree).
 
-    References: RFC 9562 §5.1, §5.6, §6.10; RFC 4122 §4.2.1.
+    A generator made without a configuration is built from these (or, for v6, from
+    :class:`_DefaultV6Settings`) rather than from a ``GregorianConfig``, whose dataclass
+    machinery would load :mod:`dataclasses` (see :mod:`uuidkit.generators._gregorian_config`);
+    its ``config`` is still a real ``GregorianConfig``, made when first read.
     """
 
-    #: Where the node comes from (ignored when ``random_per_uuid``).
+    __slots__ = ()
     node: NodePolicy = NodePolicy.RANDOM
-    #: Interval of the system clock, in nanoseconds (a multiple of 100): ``clock_resolution_ns
-    #: // 100`` UUIDs fit in one interval before the overflow policy applies.
     clock_resolution_ns: int = 100
-    #: When the timestamps of one clock interval are used up.
     overflow: CounterOverflow = CounterOverflow.WAIT
-    #: When the clock reads earlier than before: RESEED changes the clock sequence.
     regression: ClockRegression = ClockRegression.RESEED
-    #: RESEED only: regressions up to this many milliseconds are handled as KEEP.
     regression_window_ms: int = 0
-    #: WAIT only: longest total wait before raising, in milliseconds (monotonic time).
     max_wait_ms: int = 1_000
-    #: How far ahead of the clock timestamps may run (KEEP after a regression, ADVANCE after
-    #: an overflow), in milliseconds; beyond it KEEP restarts at the clock, ADVANCE raises.
     max_ahead_ms: int = DEFAULT_MAX_AHEAD_MS
-    #: v6 only (RFC 9562 §5.6): fresh pseudorandom clock_seq and node for every UUID.
     random_per_uuid: bool = False
 
-    def __post_init__(self) -> None:
-        resolution = self.clock_resolution_ns
-        if type(resolution) is not int or resolution < NS_PER_TICK or resolution % NS_PER_TICK:
-            raise InvalidField(
-                f"clock_resolution_ns: expected a positive multiple of 100, found {resolution!r}",
-                "clock_resolution_ns",
-            )
-        if resolution > 1 << 40:
-            raise InvalidField(
-                f"clock_resolution_ns: expected at most 2**40, found {resolution!r}",
-                "clock_resolution_ns",
-            )
-        check_int("regression_window_ms", self.regression_window_ms, 0, 1 << 48)
-        check_int("max_wait_ms", self.max_wait_ms, 0, 1 << 32)
-        check_int("max_ahead_ms", self.max_ahead_ms, 0, 1 << 40)
-        check_choice("node", self.node, NodePolicy)
-        check_choice("overflow", self.overflow, CounterOverflow)
-        check_choice("regression", self.regression, ClockRegression)
-        if type(self.random_per_uuid) is not bool:
-            raise InvalidField(
-                f"random_per_uuid: expected a bool, found {self.random_per_uuid!r}",
-                "random_per_uuid",
-            )
+
+class _DefaultV6Settings(_DefaultSettings):
+    """The values of ``V6_DEFAULT``, as plain attributes (a test checks they agree)."""
+
+    __slots__ = ()
+    overflow = CounterOverflow.ADVANCE
+    regression = ClockRegression.KEEP
+    random_per_uuid = True
 
 
-#: UUIDv6 defaults: fresh clock_seq and node per UUID (RFC 9562 §5.6 SHOULD); never goes
-#: backwards (KEEP) and never stalls (ADVANCE runs ahead only past 10 million UUIDs/s).
-V6_DEFAULT: Final = GregorianConfig(
-    overflow=CounterOverflow.ADVANCE, regression=ClockRegression.KEEP, random_per_uuid=True
-)
+def __getattr__(name: str) -> object:
+    """Load :class:`GregorianConfig` and :data:`V6_DEFAULT` on first use (see
+    :mod:`uuidkit.generators._gregorian_config`)."""
+    if name not in ("GregorianConfig", "V6_DEFAULT"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from uuidkit.generators import _gregorian_config
+
+    value = getattr(_gregorian_config, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | {"GregorianConfig", "V6_DEFAULT"})
+
+
+def _make_timeline(
+    config: GregorianSettings, clock: Clock, sleep_ns: Sleep, monotonic_ns: Clock
+) -> Timeline:
+    resolution = config.clock_resolution_ns
+    return Timeline(
+        overflow=config.overflow,
+        regression=config.regression,
+        window_ticks=config.regression_window_ms * NS_PER_MS // resolution,
+        ahead_ticks=config.max_ahead_ms * NS_PER_MS // resolution,
+        # RFC 9562 §5.1: the timestamp is 60 bits; checked per value by the engine.
+        max_tick=(MASK_60 + 1) * NS_PER_TICK // resolution,
+        tick_ns=resolution,
+        ticks_of=lambda now_ns: now_ns // resolution,
+        clock=clock,
+        sleep_ns=sleep_ns,
+        monotonic_ns=monotonic_ns,
+        max_wait_ns=config.max_wait_ms * NS_PER_MS,
+        unit=f"clock intervals of {resolution} ns",
+        exhausted=f"timestamp: the {resolution // NS_PER_TICK} ticks of the clock interval "
+        "are used",
+    )
 
 
 class _GregorianGenerator:
@@ -109,8 +123,10 @@ class _GregorianGenerator:
     path: one Python function, or the compiled core's when the accelerator is built.
     """
 
-    __slots__ = ("__weakref__", "_engine", "config", "next")
+    __slots__ = ("__weakref__", "_config", "_engine", "next")
     _VERSION: int = 1
+    #: What a generator made without a configuration is built from.
+    _DEFAULTS: _DefaultSettings = _DefaultSettings()
 
     def __init__(
         self,
@@ -123,10 +139,17 @@ class _GregorianGenerator:
         sleep_ns: Sleep = _system.sleep_ns,
         monotonic_ns: Clock = _system.monotonic_ns,
     ) -> None:
-        self.config = config if config is not None else self._default_config()
-        if not isinstance(self.config, GregorianConfig):
-            raise InvalidField(f"config: expected a GregorianConfig, found {config!r}", "config")
-        self._check_config(self.config)
+        settings: GregorianSettings = self._DEFAULTS
+        if config is not None:
+            from uuidkit.generators._gregorian_config import GregorianConfig
+
+            if not isinstance(config, GregorianConfig):
+                raise InvalidField(
+                    f"config: expected a GregorianConfig, found {config!r}", "config"
+                )
+            settings = config
+        self._check_config(settings)
+        self._config = config
         for name, function in (
             ("clock", clock),
             ("random_bytes", random_bytes),
@@ -140,16 +163,16 @@ class _GregorianGenerator:
             check_field("clock_seq", clock_seq, CLOCK_SEQ_BITS)
         # A node this generator drew at random is replaced in a forked child (see
         # reset_after_fork); a node the caller chose is kept.
-        node_is_random = node is None and self.config.node is NodePolicy.RANDOM
-        chosen_node = resolve_node(self.config.node, random_bytes) if node is None else node
+        node_is_random = node is None and settings.node is NodePolicy.RANDOM
+        chosen_node = resolve_node(settings.node, random_bytes) if node is None else node
         # RFC 9562 §5.1: "The clock sequence MUST be originally ... initialized to a random
         # number"; "The initial value MUST NOT be correlated to the Node ID".
         if clock_seq is None:
             clock_seq = int.from_bytes(random_bytes(2)) & MASK_14
         self._engine = GregorianEngine(
-            self.config,
+            settings,
             self._VERSION,
-            self._make_timeline(clock, sleep_ns, monotonic_ns),
+            _make_timeline(settings, clock, sleep_ns, monotonic_ns),
             (chosen_node, clock_seq, node_is_random),
             (clock, random_bytes, sleep_ns, monotonic_ns),
         )
@@ -163,6 +186,17 @@ class _GregorianGenerator:
         register_for_fork(self)
 
     @property
+    def config(self) -> GregorianConfig:
+        """The configuration this generator was made with (its version's default if none was).
+
+        References: RFC 9562 §5.1, §5.6, §6.10.
+        """
+        config = self._config
+        if config is None:  # built from _DEFAULTS: the dataclass loads only now
+            config = self._config = self._default_config()
+        return config
+
+    @property
     def node(self) -> int:
         """The 48-bit node in use (RFC 9562 §5.1); change it with :meth:`set_node`."""
         node: int = self._engine.state.node
@@ -174,33 +208,14 @@ class _GregorianGenerator:
         clock_seq: int = self._engine.state.clock_seq
         return clock_seq
 
-    def _make_timeline(self, clock: Clock, sleep_ns: Sleep, monotonic_ns: Clock) -> Timeline:
-        config = self.config
-        resolution = config.clock_resolution_ns
-        return Timeline(
-            overflow=config.overflow,
-            regression=config.regression,
-            window_ticks=config.regression_window_ms * NS_PER_MS // resolution,
-            ahead_ticks=config.max_ahead_ms * NS_PER_MS // resolution,
-            # RFC 9562 §5.1: the timestamp is 60 bits; checked per value by the engine.
-            max_tick=(MASK_60 + 1) * NS_PER_TICK // resolution,
-            tick_ns=resolution,
-            ticks_of=lambda now_ns: now_ns // resolution,
-            clock=clock,
-            sleep_ns=sleep_ns,
-            monotonic_ns=monotonic_ns,
-            max_wait_ns=config.max_wait_ms * NS_PER_MS,
-            unit=f"clock intervals of {resolution} ns",
-            exhausted=f"timestamp: the {resolution // NS_PER_TICK} ticks of the clock interval "
-            "are used",
-        )
-
     @staticmethod
     def _default_config() -> GregorianConfig:
+        from uuidkit.generators._gregorian_config import GregorianConfig
+
         return GregorianConfig()
 
     @staticmethod
-    def _check_config(config: GregorianConfig) -> None:
+    def _check_config(config: GregorianSettings) -> None:
         """Refuse a configuration this version's spec forbids (none for the base class)."""
 
     def __call__(self) -> UUID:
@@ -298,7 +313,7 @@ class V1Generator(_GregorianGenerator):
     """
 
     @staticmethod
-    def _check_config(config: GregorianConfig) -> None:
+    def _check_config(config: GregorianSettings) -> None:
         # RFC 4122 §4.2.1.2: when the per-interval budget is used up, "the UUID service MUST
         # either return an error, or stall the UUID generator until the system clock
         # catches up" -- WAIT or RAISE, never timestamps ahead of the clock.
@@ -341,7 +356,10 @@ class V6Generator(_GregorianGenerator):
 
     __slots__ = ()
     _VERSION = 6
+    _DEFAULTS = _DefaultV6Settings()
 
     @staticmethod
     def _default_config() -> GregorianConfig:
+        from uuidkit.generators._gregorian_config import V6_DEFAULT
+
         return V6_DEFAULT

@@ -8,16 +8,28 @@ records the window and the first range not yet handed out. Processes that reserv
 window is current get the next ranges of the same window; the first reservation after the
 window has passed opens a new one starting at the clock. A process generates from its range
 without touching the file until the clock passes its window or the range is used up; then it
-reserves again. The window end is the stored timestamp "set ahead of any timestamp yet used"
-(RFC 4122 §4.2.1.3): a restart inside the window takes the next range of that window, so a
-crash never forces a random clock sequence, and never reuses a range.
+reserves again. The window end is the stored timestamp "set to a value larger than any yet
+used in a UUID" (RFC 4122 §4.2.1.3, RFC 9562 §6.3): no value of any process, live or dead,
+lies above it.
+
+**Resuming above the window (v6).** A v6 generator's *first* reservation (a start, a restart
+after a crash or ``kill -9``, a forked child, another generator object on the file) opens a
+new window above the stored window end: the block of timestamps of RFC 4122 §4.2.1.4, with
+the file's node and next clock sequence (its ticks are new, so no random clock sequence is
+needed). It ends ``window_ms`` after the clock, or at its first tick when that is further
+ahead, so restarts in a loop never move the file more than ``window_ms`` ahead of the clock.
+The price is that a new process's first values may be up to ``window_ms`` ahead of the clock.
+Later reservations join the current window at the clock as above, so processes running at the
+same time share windows through clock sequences instead of running ahead of each other.
+v7 and v1 start at the clock: v7 values are never stamped ahead of a healthy clock, and v1
+never runs ahead of it (RFC 4122 §4.2.1.2).
 
 **Guarantees** for all values of all processes that share one state file (and of every
 generator object on it):
 
 1. No two values are equal: every (window, range) pair is handed out once, under the lock.
 2. The values of one generator object are strictly increasing (two objects on one file in
-   one process are ordered between themselves only as (4) says, like two processes).
+   one process are ordered between themselves only as (4) and (5) say, like two processes).
 3. A value never embeds a time earlier than the clock reading taken when it was requested
    (unless the clock reads before the current window's start: then the window's start).
 4. Across processes: values in different time units (ms for v7, 100 ns for v1/v6) are ordered
@@ -25,11 +37,20 @@ generator object on it):
    Hence if ``u`` is returned (by any process) before ``v`` is requested and the clock reading
    for ``v`` lies in a later time unit than the one embedded in ``u``, then ``u < v`` (for v1
    only in timestamp order, since v1 values do not sort by time).
+5. Restarts (v6): every value of a generator is above every value that any generator on the
+   file returned before this one's first value was requested, whatever the clock read, also
+   when a process ran ahead of a stalled or regressed clock and was killed. v1, in timestamp
+   order, has this on a clock that stalls or moves forward: it never stamps ahead, and a
+   restart takes the clock's tick with the next clock sequence; after the clock goes back v1
+   takes a new clock sequence at the clock, below earlier values, by design (RFC 4122 §4.2.1
+   "increment the clock sequence value"). (5) lasts as long as the file does: a ``state
+   reset``, a corrupted, future-dated or unwritable file (each with a
+   :class:`StateUnavailableWarning`) or a clock step beyond ``max_future_ms`` starts afresh.
 
-Known limitation (v1/v6): when the clock stalls or goes back, a process counts ticks ahead
-of the clock inside its window; if it dies, the process that takes the window's next clock
-sequence starts at the clock's tick, so its values may sort below the dead process's last
-ones. They still never repeat one (1). A test pins this as a known failure.
+Known limitation (v7): a v7 generator starts at the clock inside the current window, so after
+the clock went back inside a window its first values may sort below values another process
+stamped before the regression (KEEP). They still never repeat one (1). A test pins this as a
+known failure.
 
 With ``window_ms=1`` and ``counter_block=1`` every v7 value is its own reservation and the
 order of (4) is exact: any value returned before another is requested is smaller.
@@ -174,10 +195,13 @@ class SharedV6Generator(SharedGenerator):
     """UUIDv6 from a state file shared by processes: see the module for the guarantees.
 
     Each reservation is a window of 100 ns ticks and one clock sequence; the node is kept in
-    the file (random with the multicast bit unless ``node_policy`` says otherwise).
+    the file (random with the multicast bit unless ``node_policy`` says otherwise). The first
+    reservation of a generator opens a window above the stored one (see the module).
 
-    - **Monotonic**: timestamps strictly increase per process; across processes as (4).
-    - **Reseeding**: a new window starts at a random 13-bit clock sequence; a node that
+    - **Monotonic**: timestamps strictly increase per process; across processes as (4), and
+      a restarted process continues above every value made before it started (5).
+    - **Reseeding**: a new window at the clock starts at a random 13-bit clock sequence; a
+      first reservation continues the file's clock sequences above its window; a node that
       differs from the stored one starts a new window with a random clock sequence.
     - **Clock regression**: KEEP: counting goes on from the last tick while it is at most
       ``max_future_ms`` ahead of the clock; beyond, a fresh window, clock sequence and node.
@@ -194,6 +218,7 @@ class SharedV6Generator(SharedGenerator):
     _KIND = "v6"
     _RANGE_BITS = 14
     _UNIT = "100 ns ticks"
+    _RESUMES_ABOVE = True
     #: v6 keeps counting ahead of a slow or regressed clock (within max_future_ms); v1 may not.
     _RUNS_AHEAD = True
     _pack = staticmethod(v6_int)
@@ -272,7 +297,8 @@ class SharedV1Generator(SharedV6Generator):
     """UUIDv1 from a shared state file: :class:`SharedV6Generator` with the v1 layout.
 
     - **Monotonic**, **Reseeding**, **Thread safety**, **Fork**, **Persistence**: as
-      :class:`SharedV6Generator`; v1 values do not sort by time.
+      :class:`SharedV6Generator`, except that a first reservation joins the current window
+      at the clock (v1 never runs ahead of it); v1 values do not sort by time.
     - **Counter overflow**: never ahead of the clock: within one 100 ns tick it stalls until
       the clock moves (``max_wait_ms``, then :class:`~uuidkit.CounterOverflowError`;
       RFC 4122 §4.2.1.2).
@@ -284,6 +310,8 @@ class SharedV1Generator(SharedV6Generator):
 
     _KIND = "v1"
     _RUNS_AHEAD = False
+    #: v1 never stamps ahead of the clock (RFC 4122 §4.2.1.2), so it joins the window at it.
+    _RESUMES_ABOVE = False
     _OVERFLOW = CounterOverflow.WAIT
     _REGRESSION = ClockRegression.RESEED
     _pack = staticmethod(v1_int)

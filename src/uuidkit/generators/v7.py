@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from dataclasses import dataclass
 from uuid import UUID
 
 from uuidkit import _system
@@ -36,8 +35,6 @@ from uuidkit.generators._policy import (
     RandomBytes,
     Sleep,
     check_callable,
-    check_choice,
-    check_int,
     register_for_fork,
 )
 from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS
@@ -45,7 +42,12 @@ from uuidkit.generators._v7bulk import KIND_INTS, KIND_RECORDS, KIND_UUIDS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
 if TYPE_CHECKING:
-    from typing import Any, Final
+    from typing import Any, Final, TypeAlias
+
+    from uuidkit.generators._v7config import V7Config  # loaded on first use, see __getattr__
+
+    #: What a generator is built from: a ``V7Config``, or :data:`DEFAULT_SETTINGS`.
+    V7Settings: TypeAlias = "V7Config | _DefaultSettings"
 
 __all__ = ["V7Config", "V7Counter", "V7Generator", "V7Layout"]
 
@@ -72,82 +74,48 @@ class V7Counter(enum.Enum):
     NONE = "none"
 
 
-@dataclass(frozen=True, slots=True)
-class V7Config:
-    """How a :class:`V7Generator` lays out and advances its bits.
+class _DefaultSettings:
+    """The values of ``V7Config()``, as plain attributes (a test checks they agree).
 
-    The default is Method 2 with 48-bit random increments over a 74-bit counter whose top
-    bit is a rollover guard: each UUID is at least 2**48 guesses away from the previous one
-    (RFC 9562 §6.9), and a millisecond holds at least 2**73 / 2**48 = 2**25 values, far more
-    than one process can produce, so the timestamp only advances ahead of the clock on a
-    true overflow and never drifts in steady state (the drift of CPython 3.14 and of the
-    ``uuid6`` package comes from moving the timestamp forward on ordinary calls).
-
-    References: RFC 9562 §6.2 (Methods 1-3, Counter Rollover Guards, Counter Length).
+    The default generator (``uuid7()``, ``uuidkit gen``) is built from these rather than
+    from a ``V7Config``, whose dataclass machinery would load :mod:`dataclasses` (see
+    :mod:`uuidkit.generators._v7config`); its :attr:`V7Generator.config` is still a real
+    ``V7Config()``, made when first read.
     """
 
-    #: Which counter method follows the timestamp and fraction.
-    counter: V7Counter = V7Counter.RANDOM_INCREMENT
-    #: Method 3 sub-millisecond fraction, in bits (0 = none, at most 12).
-    fraction_bits: int = 0
-    #: Method 1 counter length, in bits (RFC 9562 §6.2: "at least 12 bits but no longer than 42").
-    counter_bits: int = 42
-    #: Leading counter bits set to zero at each seeding (rollover guard), in bits.
-    guard_bits: int = 1
-    #: Method 2 increment size: uniform in [1, 2**increment_bits]; 0 means always 1.
-    increment_bits: int = 48
-    #: What to do when the counter of a tick is exhausted.
-    overflow: CounterOverflow = CounterOverflow.ADVANCE
-    #: What to do when the clock reads earlier than the last timestamp used.
-    regression: ClockRegression = ClockRegression.KEEP
-    #: RESEED only: regressions larger than this, in milliseconds, restart at the clock's time.
-    regression_window_ms: int = 1_000
-    #: WAIT only: longest total wait before raising, in milliseconds (monotonic time).
-    max_wait_ms: int = 100
-    #: How far ahead of the clock values may run (KEEP after a regression, ADVANCE after an
-    #: overflow), in milliseconds; beyond it KEEP restarts at the clock, ADVANCE raises.
-    max_ahead_ms: int = DEFAULT_MAX_AHEAD_MS
-
-    def __post_init__(self) -> None:
-        check_choice("counter", self.counter, V7Counter)
-        check_choice("overflow", self.overflow, CounterOverflow)
-        check_choice("regression", self.regression, ClockRegression)
-        _check_range("fraction_bits", self.fraction_bits, 0, 12)
-        if self.counter is V7Counter.DEDICATED:
-            _check_range("counter_bits", self.counter_bits, 12, 42)
-        if self.counter is not V7Counter.NONE:
-            _check_range("guard_bits", self.guard_bits, 0, self.counter_length)
-        if self.counter is V7Counter.RANDOM_INCREMENT:
-            # RFC 9562 §6.2 "Counter Rollover Guards": the increment must be shorter than the
-            # random value it is added to.
-            _check_range("increment_bits", self.increment_bits, 0, min(64, self.counter_length - 1))
-        _check_range("regression_window_ms", self.regression_window_ms, 0, 1 << 48)
-        _check_range("max_wait_ms", self.max_wait_ms, 0, 1 << 32)
-        _check_range("max_ahead_ms", self.max_ahead_ms, 0, 1 << 40)
-
-    @property
-    def counter_length(self) -> int:
-        """The counter's length in bits (C in the module's bit plan).
-
-        References: RFC 9562 §6.2.
-        """
-        if self.counter is V7Counter.DEDICATED:
-            return self.counter_bits
-        if self.counter is V7Counter.RANDOM_INCREMENT:
-            return RAND_BITS - self.fraction_bits
-        return 0
-
-    @property
-    def tail_length(self) -> int:
-        """Random bits after the counter, fresh for every UUID.
-
-        References: RFC 9562 §6.2.
-        """
-        return RAND_BITS - self.fraction_bits - self.counter_length
+    __slots__ = ()
+    counter: Final = V7Counter.RANDOM_INCREMENT
+    fraction_bits: Final = 0
+    counter_bits: Final = 42
+    guard_bits: Final = 1
+    increment_bits: Final = 48
+    overflow: Final = CounterOverflow.ADVANCE
+    regression: Final = ClockRegression.KEEP
+    regression_window_ms: Final = 1_000
+    max_wait_ms: Final = 100
+    max_ahead_ms: Final = DEFAULT_MAX_AHEAD_MS
+    #: Method 2 without a fraction: the counter is all of rand_a and rand_b, no random tail.
+    counter_length: Final = RAND_BITS
+    tail_length: Final = 0
 
 
-def _check_range(name: str, value: int, low: int, high: int) -> None:
-    check_int(name, value, low, high)
+#: ``V7Config()``'s settings without the dataclass: what a generator made without a
+#: configuration is built from.
+DEFAULT_SETTINGS: Final = _DefaultSettings()
+
+
+def __getattr__(name: str) -> object:
+    """Load :class:`V7Config` on first use (see :mod:`uuidkit.generators._v7config`)."""
+    if name != "V7Config":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from uuidkit.generators._v7config import V7Config
+
+    globals()[name] = V7Config
+    return V7Config
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 class V7Generator:
@@ -192,7 +160,7 @@ class V7Generator:
     References: RFC 9562 §5.7, §6.1, §6.2, §6.9.
     """
 
-    __slots__ = ("__weakref__", "_generate", "_reset", "config", "next")
+    __slots__ = ("__weakref__", "_config", "_generate", "_reset", "next")
 
     def __init__(
         self,
@@ -203,9 +171,14 @@ class V7Generator:
         sleep_ns: Sleep = _system.sleep_ns,
         monotonic_ns: Clock = _system.monotonic_ns,
     ) -> None:
-        self.config = config if config is not None else V7Config()
-        if not isinstance(self.config, V7Config):
-            raise InvalidField(f"config: expected a V7Config, found {config!r}", "config")
+        settings: V7Settings = DEFAULT_SETTINGS
+        if config is not None:
+            from uuidkit.generators._v7config import V7Config
+
+            if not isinstance(config, V7Config):
+                raise InvalidField(f"config: expected a V7Config, found {config!r}", "config")
+            settings = config
+        self._config = config
         for name, function in (
             ("clock", clock),
             ("random_bytes", random_bytes),
@@ -219,9 +192,22 @@ class V7Generator:
         from uuidkit.generators._v7build import build  # it builds on this module's classes
 
         self.next, self._generate, self._reset = build(
-            self.config, clock, random_bytes, sleep_ns, monotonic_ns
+            settings, clock, random_bytes, sleep_ns, monotonic_ns
         )
         register_for_fork(self)
+
+    @property
+    def config(self) -> V7Config:
+        """The configuration this generator was made with (``V7Config()`` if none was given).
+
+        References: RFC 9562 §6.2.
+        """
+        config = self._config
+        if config is None:  # made from DEFAULT_SETTINGS: the dataclass loads only now
+            from uuidkit.generators._v7config import V7Config
+
+            config = self._config = V7Config()
+        return config
 
     def __call__(self) -> UUID:
         """The next UUIDv7 (same as :attr:`next`, which skips one call level).
@@ -287,7 +273,7 @@ class V7Layout:
         "wide_tail_mask",
     )
 
-    def __init__(self, config: V7Config) -> None:
+    def __init__(self, config: V7Settings) -> None:
         self.fraction_bits = config.fraction_bits
         self.counter_bits = config.counter_length
         self.tail_bits = config.tail_length
