@@ -163,6 +163,7 @@ def test_gen_loads_neither_other_commands_nor_the_parser(pure: str) -> None:
 NOT_FOR_V7 = [
     "uuidkit.generators._default_gregorian",
     "uuidkit.generators._gregorian_engine",
+    "uuidkit.generators._gregorian_pure",
     "uuidkit.generators.gregorian",
     "uuidkit.generators.node",
     "uuidkit.generators.nodebound",

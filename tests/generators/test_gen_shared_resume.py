@@ -33,7 +33,7 @@ from uuidkit.generators import (
     SharedV7Generator,
     StateUnavailableWarning,
 )
-from uuidkit.generators.statefile import StateFile
+from uuidkit.generators.statefile import StateFile, StoredState
 from uuidkit.timestamps import unix_ns_to_gregorian_ticks
 
 TICKS_PER_MS = 10_000
@@ -148,6 +148,58 @@ def test_restarts_in_a_loop_never_push_the_file_ahead_of_the_clock(tmp_path: Pat
             ahead = StateFile(path).load().window_end - unix_ns_to_gregorian_ticks(clock.now_ns)
             assert ahead < config.window_ms * TICKS_PER_MS
     assert values == sorted(set(values))
+
+
+def test_many_starts_at_once_never_push_the_file_ahead_of_the_clock(tmp_path: Path) -> None:
+    # Sixteen processes starting within microseconds (a pool of workers): each resumes above
+    # the file, a tick after the one before. Were the windows they open next window_ms long,
+    # each would move the file window_ms further ahead: 16 s, beyond max_future_ms (10 s).
+    path = tmp_path / "v6.state"
+    clock = FakeClock()
+    config = SharedConfig(window_ms=1_000, durable=False)
+    with pytest.warns(StateUnavailableWarning, match="missing"):
+        running = [shared(SharedV6Generator, path, clock, config)]
+    values = [running[0]()]
+    reservations = 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # never refused as future-dated
+        for _ in range(15):
+            clock.advance(1_000)
+            running.append(shared(SharedV6Generator, path, clock, config))
+            for generate in running:  # more values than a resumed window holds
+                values += [generate() for _ in range(20)]
+                reservations += 20  # at most one reservation per value
+            # Every window ends window_ms after its opener's clock, or is one tick long.
+            ahead = StateFile(path).load().window_end - unix_ns_to_gregorian_ticks(clock.now_ns)
+            assert ahead < config.window_ms * TICKS_PER_MS + reservations
+    assert len(set(values)) == len(values)
+
+
+def test_after_the_clock_goes_back_keep_counts_on_in_full_windows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The window bound of the test above is taken from the highest clock reading: after a
+    # 3 s step back (within max_future_ms) KEEP counts on from the last value in windows of
+    # window_ms, not in one-tick windows (a write for every value).
+    clock = FakeClock()
+    with pytest.warns(StateUnavailableWarning, match="missing"):
+        generator = SharedV6Generator(tmp_path / "v6.state", QUIET, clock=clock)
+    generator()
+    clock.advance(1_000 * NS_PER_MS - 100)  # the last tick of the first window
+    generator()
+    clock.advance(-3_000 * NS_PER_MS)
+    writes: list[StoredState] = []
+    write = generator.file.write
+
+    def counted(state: StoredState) -> None:
+        writes.append(state)
+        write(state)
+
+    monkeypatch.setattr(generator.file, "write", counted)
+    values = [generator() for _ in range(1_000)]  # one tick each, ahead of the clock
+    assert values == sorted(values)
+    # 1,000 ticks need one window of window_ms (10,000,000 ticks), so one write at most.
+    assert len(writes) <= 1
 
 
 #: A v6 state file as uuidkit wrote it before this rule (a 1 s window at START_NS).

@@ -85,13 +85,19 @@ class RacingClock(FakeClock):
         self.now_ns = max(self.now_ns, target)
 
 
-def race(generate: Callable[[], uuidkit.UUID], rendezvous: Rendezvous) -> None:
-    """Two threads into ``generate``, the second only once the first is inside the lock."""
+def race(
+    generate: Callable[[], uuidkit.UUID],
+    rendezvous: Rendezvous,
+    second_call: Callable[[], uuidkit.UUID] | None = None,
+) -> None:
+    """Two threads into ``generate`` (the second into ``second_call`` if given), the second
+    only once the first is inside the lock."""
     results: dict[str, object] = {}
+    calls = {"first": generate, "second": second_call or generate}
 
     def run(name: str) -> None:
         try:
-            results[name] = generate().int
+            results[name] = calls[name]().int
         except Exception as error:
             results[name] = error
 
@@ -148,6 +154,30 @@ def test_gregorian_lock(factory: Callable[..., Callable[[], uuidkit.UUID]]) -> N
     generator, rendezvous = waiting(factory, config, 100)
     generator()
     race(generator, rendezvous)
+
+
+@pytest.mark.parametrize("factory", [V1Generator, V6Generator])
+def test_gregorian_slow_path_waits_for_the_hot_path(
+    factory: Callable[..., Callable[[], uuidkit.UUID]],
+) -> None:
+    # The first thread WAITs inside a plain call (on the pure path: holding the gate, not the
+    # lock); a call with an explicit field (the slow path) must wait for it, not run beside it.
+    config = GregorianConfig(overflow=CounterOverflow.WAIT)
+    generator, rendezvous = waiting(factory, config, 100)
+    generator()
+    race(generator, rendezvous, lambda: generator.next(None, 5))
+
+
+@pytest.mark.parametrize("factory", [V1Generator, V6Generator])
+def test_gregorian_hot_path_waits_for_a_generate_block(
+    factory: Callable[..., Callable[[], uuidkit.UUID]],
+) -> None:
+    # The first thread WAITs inside generate(1), which holds the state for its whole block;
+    # a plain call from a second thread must wait for the block to end.
+    config = GregorianConfig(overflow=CounterOverflow.WAIT)
+    generator, rendezvous = waiting(factory, config, 100)
+    generator()
+    race(lambda: generator.generate(1)[0], rendezvous, generator)
 
 
 def test_v8_lock() -> None:

@@ -7,27 +7,31 @@ one object: a :class:`GregorianState`, or, when the optional accelerator is buil
 compiled twin ``uuidkit._speedups.GregorianCore``, which has the same attributes.
 
 - **Hot path**: the common case (a later clock interval, or a further timestamp within the
-  current interval's budget) is inlined: in one Python function (:func:`build_pure_next`),
-  or in C. Both hand every other case to :meth:`GregorianEngine.advance`, which asks the
-  Timeline and is the reference for all of them.
+  current interval's budget) is inlined: in one Python function
+  (:func:`~uuidkit.generators._gregorian_pure.build_pure_next`), or in C. Both hand every
+  other case to :meth:`GregorianEngine.advance`, which asks the Timeline and is the
+  reference for all of them.
+- **Exclusion** (pure path): the hot path holds the engine's ``gate`` (a one-token queue,
+  cheaper to take than a lock) around its reading and writing of the state; the slow path
+  takes the re-entrant lock and then, once (outermost), the gate.
 - **Interlock** (compiled core only): the C fast path runs without the Python lock, under
   the GIL, without calling Python code between reading and writing the state. The Python
   slow path sets ``busy`` after taking the lock and before reading the state, and restores
   it when done; the fast path hands its call to the slow path while ``busy`` is set (so it
-  waits for the lock). With an injected clock the compiled core takes the lock itself, as
-  the pure path does: reading a Python clock may switch threads.
+  waits for the lock). With an injected clock the compiled core takes the lock itself:
+  reading a Python clock may switch threads.
 - **Fork**: :meth:`GregorianEngine.reset_after_fork` (run in every forked child) forgets the
-  state and buffered random words; the compiled core also notices a fork that bypassed the
-  Python hooks and hands its next call to the slow path, which resets first.
+  state and buffered random words and takes a new lock and gate; the compiled core also
+  notices a fork that bypassed the Python hooks and hands its next call to the slow path,
+  which resets first.
 
 References: RFC 9562 §5.1, §5.6, §6.1, §6.2, §6.9, §6.10; RFC 4122 §4.2.1.
 """
 
 from __future__ import annotations
 
-import sys
 from _thread import RLock  # what threading.RLock() returns, without importing threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from uuid import UUID
 
 from uuidkit import _system
@@ -36,14 +40,13 @@ from uuidkit._bits import (
     CLOCK_SEQ_BITS,
     GREGORIAN_OFFSET_100NS,
     MASK_14,
-    MASK_16,
     MASK_48,
     MASK_60,
-    RFC_VARIANT_BITS,
     check_field,
 )
-from uuidkit._construct import UNKNOWN_SAFETY, from_int_unchecked, new_blank, set_int, set_is_safe
+from uuidkit._construct import from_int_unchecked
 from uuidkit.errors import GeneratorError
+from uuidkit.generators._gregorian_pure import new_gate
 from uuidkit.generators._policy import (
     WORD_BLOCK_BYTES,
     Clock,
@@ -62,7 +65,7 @@ if TYPE_CHECKING:
 
     from uuidkit.generators.gregorian import GregorianSettings
 
-__all__ = ["GregorianEngine", "GregorianState", "build_pure_next"]
+__all__ = ["GregorianEngine", "GregorianState"]
 
 #: The coarsest clock interval (ns) whose WAIT the compiled core does by spinning on the
 #: clock (for at most two intervals); coarser ones wait in Python, with sleeps.
@@ -112,7 +115,6 @@ class GregorianEngine:
     """
 
     __slots__ = (
-        "_rebind",
         "budget",
         "clock",
         "config",
@@ -120,9 +122,12 @@ class GregorianEngine:
         "draw",
         "explicit",
         "fast_max",
+        "gate",
+        "held_next",
         "lock",
         "node_is_random",
         "random_bytes",
+        "rebind",
         "resolution",
         "state",
         "timeline",
@@ -146,7 +151,11 @@ class GregorianEngine:
         self.fast_max = _fast_max(self.budget, (MASK_60 + 1) // self.budget)
         # Re-entrant: the compiled core holds it around a block and calls the slow path.
         self.lock = RLock()
-        self._rebind: Callable[[], None] = _nothing
+        #: The pure path's exclusion (see the module); unused by the compiled core.
+        self.gate = new_gate()
+        #: Set by the pure hot path: its fork hook, and its twin for a caller holding the gate.
+        self.rebind: Callable[[], None] = _nothing
+        self.held_next: Callable[..., UUID] | None = None
         #: ``next(node, clock_seq)`` with an argument given: the compiled core's fallback,
         #: which Python also binds the arguments of, so a bad call's TypeError names this
         #: function (see :meth:`name_next`).
@@ -261,18 +270,30 @@ class GregorianEngine:
         return (v6_int if self.version == 6 else v1_int)(tick, clock_seq, node)
 
     def enter(self) -> bool:
-        """Take the lock and set ``busy`` (the compiled fast path stands aside); the old flag."""
+        """Take the lock and set ``busy``; the old flag.
+
+        The compiled fast path stands aside while ``busy`` is set; on the pure path the
+        outermost ``enter`` also takes the gate (waiting while a hot path holds it).
+        """
         if self.state.forked:  # a fork the Python hooks did not see (compiled core only)
             self.reset_after_fork()
         self.lock.acquire()
         state = self.state
         was_busy: bool = state.busy
+        if not was_busy and self.core is None:
+            try:
+                self.gate.get()
+            except BaseException:  # e.g. KeyboardInterrupt while waiting: nothing is held
+                self.lock.release()
+                raise
         state.busy = True
         return was_busy
 
     def leave(self, was_busy: bool) -> None:
         """Undo :meth:`enter`."""
         self.state.busy = was_busy
+        if not was_busy and self.core is None:
+            self.gate.put(True)
         self.lock.release()
 
     def slow(self, now_ns: int | None) -> int:
@@ -348,12 +369,13 @@ class GregorianEngine:
         References: RFC 9562 §6.9, §6.10.
         """
         self.lock = RLock()
+        self.gate = new_gate()
         self.timeline.reset()
         if self.core is not None:
             self.core.reset(self.lock)  # also discards its buffered random words
         else:
             self.state.reset()
-        self._rebind()
+        self.rebind()
         state = self.state
         if self.node_is_random:
             state.node = random_node(self.random_bytes)
@@ -378,136 +400,3 @@ def _explicit_next(with_fields: Callable[[int | None, int | None], UUID]) -> Cal
 
 def _nothing_drawn() -> int:
     raise GeneratorError("no random word source bound")  # replaced before first use
-
-
-_TOP_TWO_BITS_CLEARED: Final = bytes(byte & 0x3F for byte in range(256))
-
-
-def masked_words(random_bytes: RandomBytes) -> Iterator[int]:
-    """As :func:`~uuidkit.generators._policy.word_stream`, each word's top two bits cleared.
-
-    A word's bits 48-61 are a UUIDv6's clock_seq and bits 0-47 its node; clearing bits 62
-    and 63 here, 4 KiB at a time, saves the hot path one operation on a large int.
-
-    References: RFC 9562 §5.6, §6.9.
-    """
-    block = bytearray(random_bytes(WORD_BLOCK_BYTES))
-    top = 7 if sys.byteorder == "little" else 0
-    block[top::8] = block[top::8].translate(_TOP_TWO_BITS_CLEARED)
-    return iter(memoryview(block).cast("Q"))
-
-
-def build_pure_next(engine: GregorianEngine) -> Callable[..., UUID]:
-    """The one-frame ``next(node=None, clock_seq=None)`` of a generator on the pure path.
-
-    The common case is inlined: a later clock interval (the Timeline's NEW at the clock,
-    timestamp = its start), or the same interval with timestamps left in its budget (the
-    next one). Everything else is :meth:`GregorianEngine.advance`. The engine's ``draw``
-    and its fork hook share this function's word stream and lock.
-
-    References: RFC 9562 §5.1, §5.6, §6.2; RFC 4122 §4.2.1.2.
-    """
-    state, clock, random_bytes = engine.state, engine.clock, engine.random_bytes
-    resolution, budget, fast_max = engine.resolution, engine.budget, engine.fast_max
-    single = budget == 1
-    advance, with_fields = engine.advance, engine.with_fields
-    is_v6, per_uuid = engine.version == 6, engine.config.random_per_uuid
-    marks = engine.version << 12  # RFC 9562 §4.2, in the high 64 bits (variant: rest_of)
-    acquire, release = engine.lock.acquire, engine.lock.release
-    words: Iterator[int] = iter(())
-    # Globals rebound as closure cells: a cell load is cheaper than a global lookup.
-    offset = GREGORIAN_OFFSET_100NS
-    # The timestamp's low end and where it goes: RFC 9562 §5.6 (v6: time_high, time_mid,
-    # ver, time_low of 12 bits) and §5.1 (v1: time_low of 32 bits first).
-    low_bits, low_shift = (12, 64) if is_v6 else (32, 96)
-    fixed_fields = not per_uuid
-    cached_key, cached_seq, cached_node, cached_rest = -1, -1, -1, 0
-    new, set_slot_int, set_slot_is_safe = new_blank, set_int, set_is_safe
-    unknown, uuid_class = UNKNOWN_SAFETY, UUID
-
-    def draw() -> int:
-        nonlocal words
-        word = next(words, None)
-        if word is None:
-            words = masked_words(random_bytes)
-            word = next(words)
-        return word
-
-    def rest_of(key: int, clock_seq: int, node: int) -> int:
-        """Every bit of a value but the timestamp's low end, less ``key << (low_bits + low_shift)``.
-
-        ``stamp << low_shift`` is ``key << (low_bits + low_shift)`` plus the low end in place,
-        so adding it to this (negative) number gives the value with one shift and one add.
-        The subtracted multiple of ``2**76`` leaves bits 0-75 as they were, so v6's random
-        word (bits 0-61) can still be OR-ed in first.
-        """
-        low = RFC_VARIANT_BITS | (MULTICAST_BIT if per_uuid else (clock_seq << 48) | node)
-        if is_v6:  # key: the timestamp's top 48 bits
-            rest = (((key << 16) | marks) << 64) | low
-        else:  # v1, key: time_high (12 bits) and time_mid (16)
-            rest = ((((key & MASK_16) << 16) | (key >> 16) | marks) << 64) | low
-        return rest - (key << (low_bits + low_shift))
-
-    def rebind() -> None:
-        nonlocal acquire, release, words
-        acquire, release = engine.lock.acquire, engine.lock.release
-        words = iter(())
-
-    def next_uuid(node: int | None = None, clock_seq: int | None = None) -> UUID:
-        """The next UUID; ``node``/``clock_seq`` replace the generator's own for this value.
-
-        References: RFC 9562 §5.1, §5.6, §6.2; RFC 4122 §4.2.1.
-        """
-        # One function on purpose (each avoided call saves ~50 ns); see the module.
-        nonlocal cached_key, cached_seq, cached_node, cached_rest
-        if node is not None or clock_seq is not None:
-            return with_fields(node, clock_seq)
-        acquire()
-        try:
-            now_ns = clock()
-            now = now_ns // resolution
-            tick = state.tick
-            if tick < now <= fast_max and not state.pending:
-                # A later interval: the Timeline's NEW at the clock (now > tick >= clock_tick).
-                state.tick = state.clock_tick = now
-                state.index = 0
-                stamp = (now if single else now * budget) + offset
-            elif 0 <= now == tick <= fast_max and (index := state.index + 1) < budget:
-                state.index = index  # RFC 4122 §4.2.1.2: the next tick within the interval
-                stamp = now * budget + offset + index
-            else:
-                stamp = -1
-            if stamp < 0:
-                stamp = advance(now_ns)  # checks and records the timestamp itself
-            elif stamp <= state.last:  # RFC 9562 §6.2 "Monotonic Error Checking"
-                raise GeneratorError(f"monotonic check failed: timestamp {stamp} <= {state.last}")
-            else:
-                state.last = stamp
-            # Only the timestamp's low end (and v6's random word) changes from value to value;
-            # the rest is cached while the timestamp's upper part, clock_seq and node stay.
-            key = stamp >> low_bits
-            if key != cached_key or (
-                fixed_fields
-                and (state.clock_seq is not cached_seq or state.node is not cached_node)
-            ):
-                cached_key, cached_seq, cached_node = key, state.clock_seq, state.node
-                cached_rest = rest_of(key, cached_seq, cached_node)
-            rest = cached_rest
-            if per_uuid:
-                # RFC 9562 §5.6: fresh clock_seq and node per UUIDv6 (multicast node, §6.10).
-                try:
-                    word = next(words)
-                except StopIteration:
-                    word = draw()
-                rest |= word  # bits 0-61: clock_seq and node (masked_words); see rest_of
-        finally:
-            release()
-        value = rest + (stamp << low_shift)  # see rest_of
-        result = new(uuid_class)
-        set_slot_int(result, value)
-        set_slot_is_safe(result, unknown)
-        return result
-
-    engine.draw = draw
-    engine._rebind = rebind
-    return next_uuid

@@ -256,8 +256,24 @@ class SharedGenerator(abc.ABC):
             at = stored.window_end + 1  # every range of the window is used: next window
         # Never below this generator's own last time unit: its values must keep increasing.
         start = max(at, self._unit + 1)
-        end = start + self.config.window_ms * self._units_per_ms() - 1
+        end = self._new_window_end(start, now_ns)
         return StoredState(self._KIND, start, end, self._seed() + size, self._node, now_ns)
+
+    def _new_window_end(self, start: int, now_ns: int) -> int:
+        """The last time unit of a new window that starts at ``start``.
+
+        ``window_ms`` long (v7, v1). v6 resumes above the stored window (:meth:`_resume_state`),
+        so a window opened ahead of the clock must not push the file further ahead: each
+        process started after it would jump that far again. A v6 window ends ``window_ms``
+        after the highest clock reading this generator has seen, or at ``start`` when that
+        is later (one tick, then the next reservation); after the clock went back, the
+        highest reading is the one before, so KEEP still counts on in full windows.
+        """
+        length = self.config.window_ms * self._units_per_ms()
+        if not self._RESUMES_ABOVE:
+            return start + length - 1
+        highest = max(self._units_of(now_ns), self._timeline.clock_tick)
+        return max(start, highest + length - 1)
 
     def _resume_state(self, stored: StoredState, at: int, now_ns: int) -> StoredState:
         """The first reservation of a generator (v6): a new window above the stored one.
@@ -266,13 +282,12 @@ class SharedGenerator(abc.ABC):
         than any yet used in a UUID", so every tick any process (live, crashed or killed)
         may have stamped is at most ``stored.window_end``: starting above it keeps the new
         values above all of those, whatever the clock reads. The window takes the file's
-        next clock sequence (no random one: its ticks are new) and ends ``window_ms`` after
-        the clock, or at its first tick when that is further ahead (restarts in a loop never
-        push the file more than ``window_ms`` ahead of the clock).
+        next clock sequence (no random one: its ticks are new) and ends as
+        :meth:`_new_window_end` says, so restarts never push the file more than ``window_ms``
+        ahead of the clock.
         """
         start = max(at, stored.window_end + 1, self._unit + 1)
-        now_unit = self._units_of(now_ns)
-        end = max(start, now_unit + self.config.window_ms * self._units_per_ms() - 1)
+        end = self._new_window_end(start, now_ns)
         size = self._range_size()
         first = stored.next_range
         if first + size > 1 << self._RANGE_BITS:

@@ -16,7 +16,8 @@ from uuid import UUID
 from uuidkit import _system
 from uuidkit._bits import CLOCK_SEQ_BITS, MASK_14, MASK_60, check_field
 from uuidkit.errors import InvalidField
-from uuidkit.generators._gregorian_engine import GregorianEngine, build_pure_next
+from uuidkit.generators._gregorian_engine import GregorianEngine
+from uuidkit.generators._gregorian_pure import build_pure_next
 from uuidkit.generators._policy import (
     Clock,
     ClockRegression,
@@ -246,7 +247,8 @@ class _GregorianGenerator:
             if engine.core is not None:
                 values: list[UUID] | list[int] = engine.core.block(count, as_uuids)
                 return values
-            next_uuid = self.next  # the lock is re-entrant: still one acquisition
+            # The hot path's twin that expects the gate held: still one acquisition.
+            next_uuid = engine.held_next if engine.held_next is not None else self.next
             if as_uuids:
                 return [next_uuid() for _ in range(count)]
             return [next_uuid().int for _ in range(count)]
@@ -301,8 +303,9 @@ class V1Generator(_GregorianGenerator):
       (at most ``max_wait_ms`` of monotonic time); RAISE raises
       :class:`~uuidkit.CounterOverflowError`; ADVANCE is refused (RFC 4122 §4.2.1.2: "MUST
       either return an error, or stall").
-    - **Thread safety**: one re-entrant lock per value or per :meth:`generate` block (the
-      compiled core's fast path instead runs under the GIL, never beside a holder of the lock).
+    - **Thread safety**: one exclusive hold of the state per value or per :meth:`generate`
+      block (pure Python: a one-token gate, taken by the slow path under a re-entrant lock;
+      the compiled core's fast path runs under the GIL, never beside a holder of the lock).
     - **Fork**: the child takes a new lock and a different clock sequence, and a new random
       node unless the node was fixed by the caller, so children of one parent cannot repeat
       one another's values.
@@ -345,8 +348,9 @@ class V6Generator(_GregorianGenerator):
     - **Counter overflow**: ADVANCE (default) runs ahead of the clock (only past 10 million
       UUIDs per second at 100 ns resolution), at most ``max_ahead_ms``; WAIT stalls; RAISE
       raises.
-    - **Thread safety**: one re-entrant lock per value or per :meth:`generate` block (the
-      compiled core's fast path instead runs under the GIL, never beside a holder of the lock).
+    - **Thread safety**: one exclusive hold of the state per value or per :meth:`generate`
+      block (pure Python: a one-token gate, taken by the slow path under a re-entrant lock;
+      the compiled core's fast path runs under the GIL, never beside a holder of the lock).
     - **Fork**: the child takes a new lock, a different clock sequence and (if random) node,
       and discards its buffered random words.
     - **Persistence**: none; see :class:`uuidkit.generators.SharedV6Generator`.

@@ -16,9 +16,12 @@ lies above it.
 after a crash or ``kill -9``, a forked child, another generator object on the file) opens a
 new window above the stored window end: the block of timestamps of RFC 4122 §4.2.1.4, with
 the file's node and next clock sequence (its ticks are new, so no random clock sequence is
-needed). It ends ``window_ms`` after the clock, or at its first tick when that is further
-ahead, so restarts in a loop never move the file more than ``window_ms`` ahead of the clock.
-The price is that a new process's first values may be up to ``window_ms`` ahead of the clock.
+needed). Every v6 window ends ``window_ms`` after the highest clock reading of the process
+that opens it, or at its first tick when that is later: a process that resumed ahead of the
+clock reserves small blocks until the clock catches up rather than push the file further
+ahead, so many processes starting at once, or restarting in a loop, never move the file more
+than ``window_ms`` (and a tick per such reservation) past the highest clock reading. The
+price is that a new process's first values may be up to ``window_ms`` ahead of the clock.
 Later reservations join the current window at the clock as above, so processes running at the
 same time share windows through clock sequences instead of running ahead of each other.
 v7 and v1 start at the clock: v7 values are never stamped ahead of a healthy clock, and v1
