@@ -54,7 +54,7 @@ from uuidkit.generators._policy import (
     RandomBytes,
     Sleep,
 )
-from uuidkit.generators._timeline import RESTART, SAME, Timeline
+from uuidkit.generators._timeline import NO_TICK, RESTART, SAME, Timeline
 from uuidkit.generators.node import MULTICAST_BIT, NODE_BITS, random_node
 from uuidkit.layouts import v1_int, v6_int
 from uuidkit.timestamps import NS_PER_TICK
@@ -98,7 +98,9 @@ class GregorianState:
 
     def reset(self) -> None:
         """Forget the timeline and the last timestamp (a forked child starts afresh)."""
-        self.tick = self.clock_tick = self.last = -1
+        # NO_TICK: no tick yet (Timeline.has_tick); last -1: below every 60-bit timestamp.
+        self.tick = self.clock_tick = NO_TICK
+        self.last = -1
         self.index = 0
         self.pending = self.busy = False
 
@@ -228,7 +230,10 @@ class GregorianEngine:
             state.pending = timeline.restart_pending
 
     def _next_tick(self, state: Any, timeline: Timeline, interval: int) -> int:
-        move = SAME if interval == timeline.tick else timeline.reading(interval)
+        # Not SAME before the first value: a reading of interval -1 is no "tick -1 again"
+        # (the Timeline refuses it, as every interval before the epoch).
+        same = timeline.has_tick and interval == timeline.tick
+        move = SAME if same else timeline.reading(interval)
         if move == SAME:
             state.index = index = state.index + 1
             if index >= self.budget:
