@@ -26,6 +26,7 @@ from uuidkit.generators import (
     SharedV7Generator,
     StateUnavailableWarning,
 )
+from uuidkit.timestamps import unix_ns_to_gregorian_ticks
 
 NS_PER_MS = 1_000_000
 
@@ -184,6 +185,49 @@ def test_one_value_per_reservation_is_exactly_ordered(tmp_path: Path) -> None:
     config = SharedConfig(window_ms=1, counter_block=1, durable=False)
     results = _run_children(4, lambda _: _timed_values(path, config, 400))
     _check_shared_guarantees(results, exact=True)  # type: ignore[arg-type]
+
+
+def _timed_v6_values(
+    path: Path, config: SharedConfig, count: int, delay_s: float
+) -> list[tuple[int, int, int]]:
+    time.sleep(delay_s)  # staggered starts: later processes start while others generate
+    generator = SharedV6Generator(path, config)
+    clock = time.time_ns
+    records = []
+    for _ in range(count):
+        start = clock()
+        value = generator().int
+        records.append((start, value, clock()))
+    return records
+
+
+def _v6_tick(value: int) -> int:
+    # RFC 9562 §5.6: time_high (32 bits), time_mid (16), then version and time_low (12).
+    return ((value >> 80) << 12) | ((value >> 64) & 0xFFF)
+
+
+def test_v6_processes_share_one_state_file_and_resume_above(tmp_path: Path) -> None:
+    # Six processes on the real clock: each one's first reservation resumes above the file,
+    # the later ones join windows at the clock. (1)-(3) and (5) of uuidkit.generators.shared.
+    path = tmp_path / "v6.state"
+    config = SharedConfig(window_ms=20, durable=False)
+    per_process: list[list[tuple[int, int, int]]] = _run_children(  # type: ignore[assignment]
+        6, lambda index: _timed_v6_values(path, config, 5_000, 0.01 * index)
+    )
+    everything = [record for records in per_process for record in records]
+    assert len({value for _, value, _ in everything}) == len(everything)
+    # Each value is at most one reservation, and a window ends window_ms after its opener's
+    # clock or is one tick long: no value runs further ahead of the clock than that.
+    bound = config.window_ms * 10_000 + len(everything)
+    for start, value, end in everything:
+        assert unix_ns_to_gregorian_ticks(start) <= _v6_tick(value)
+        assert _v6_tick(value) <= unix_ns_to_gregorian_ticks(end) + bound
+    for records in per_process:
+        own = [value for _, value, _ in records]
+        assert all(a < b for a, b in itertools.pairwise(own)), "not increasing"
+        first_request = records[0][0]
+        before = [value for _, value, end in everything if end < first_request]
+        assert not before or min(own) > max(before), "a start below a value returned before it"
 
 
 # --- kill -9 ---------------------------------------------------------------------------------

@@ -90,7 +90,6 @@ def build_pure_next(engine: GregorianEngine) -> Callable[..., UUID]:
     # The timestamp's low end and where it goes: RFC 9562 §5.6 (v6: time_high, time_mid,
     # ver, time_low of 12 bits) and §5.1 (v1: time_low of 32 bits first).
     low_bits, low_shift = (12, 64) if is_v6 else (32, 96)
-    fixed_fields = not per_uuid
     cached_key, cached_seq, cached_node, cached_rest = -1, -1, -1, 0
 
     def draw() -> int:
@@ -116,22 +115,24 @@ def build_pure_next(engine: GregorianEngine) -> Callable[..., UUID]:
             rest = ((((key & MASK_16) << 16) | (key >> 16) | marks) << 64) | low
         return rest - (key << (low_bits + low_shift))
 
-    def hot_path(gate: SimpleQueue[bool]) -> tuple[Callable[..., UUID], Callable[[], None]]:
+    def random_fields(gate: SimpleQueue[bool]) -> tuple[Callable[..., UUID], Callable[[], None]]:
+        """The hot path of a UUIDv6 generator with fresh clock_seq and node per value."""
         take, give = gate.get, gate.put
 
         def next_uuid(node: int | None = None, clock_seq: int | None = None) -> UUID:
             """The next UUID; ``node``/``clock_seq`` replace the generator's own for this value.
 
-            References: RFC 9562 §5.1, §5.6, §6.2; RFC 4122 §4.2.1.
+            References: RFC 9562 §5.6, §6.2, §6.10.
             """
-            nonlocal cached_key, cached_seq, cached_node, cached_rest
+            nonlocal cached_key, cached_rest
             if node is not None or clock_seq is not None:
                 return with_fields(node, clock_seq)
             take()
             try:
                 now_ns = clock()
                 now = now_ns // resolution
-                if state.tick < now <= fast_max and not state.pending:
+                # (Two comparisons, not one chained one: fewer bytecodes.)
+                if state.tick < now and now <= fast_max and not state.pending:
                     # A later interval: the Timeline's NEW at the clock (now > tick >= clock_tick).
                     state.tick = state.clock_tick = now
                     state.index = 0
@@ -147,24 +148,73 @@ def build_pure_next(engine: GregorianEngine) -> Callable[..., UUID]:
                     state.last = stamp
                 else:
                     stamp = advance(now_ns)  # checks and records the timestamp itself
-                # Only the timestamp's low end (and v6's random word) changes from value to
-                # value; the rest is cached while the upper part, clock_seq and node stay.
+                # Only the timestamp's low 12 bits and the random word change from value to
+                # value; the rest is cached while the upper 48 bits stay.
+                if stamp >> 12 != cached_key:
+                    cached_key = stamp >> 12
+                    cached_rest = rest_of(cached_key, 0, 0)
+                # RFC 9562 §5.6: fresh clock_seq and node per UUIDv6 (multicast, §6.10): bits
+                # 0-61 of the value (masked_words); see rest_of.
+                try:
+                    rest = cached_rest | next(words)
+                except StopIteration:
+                    rest = cached_rest | draw()
+            finally:
+                give(True)
+            result = new_blank(UUID)
+            set_int(result, rest + (stamp << 64))  # see rest_of
+            set_is_safe(result, UNKNOWN_SAFETY)
+            return result
+
+        def rebind() -> None:
+            nonlocal take, give
+            take, give = engine.gate.get, engine.gate.put
+
+        return next_uuid, rebind
+
+    def fixed_fields(gate: SimpleQueue[bool]) -> tuple[Callable[..., UUID], Callable[[], None]]:
+        """The hot path of a generator that keeps its clock_seq and node (v1, or v6 so set)."""
+        take, give = gate.get, gate.put
+
+        def next_uuid(node: int | None = None, clock_seq: int | None = None) -> UUID:
+            """The next UUID; ``node``/``clock_seq`` replace the generator's own for this value.
+
+            References: RFC 9562 §5.1, §5.6, §6.2; RFC 4122 §4.2.1.
+            """
+            nonlocal cached_key, cached_seq, cached_node, cached_rest
+            if node is not None or clock_seq is not None:
+                return with_fields(node, clock_seq)
+            take()
+            try:
+                now_ns = clock()
+                now = now_ns // resolution
+                if state.tick < now and now <= fast_max and not state.pending:
+                    # A later interval: the Timeline's NEW at the clock (now > tick >= clock_tick).
+                    state.tick = state.clock_tick = now
+                    state.index = 0
+                    stamp = (now if single else now * budget) + GREGORIAN_OFFSET_100NS
+                    if stamp <= state.last:
+                        raise _not_monotonic(stamp, state.last)
+                    state.last = stamp
+                elif 0 <= now == state.tick <= fast_max and (index := state.index + 1) < budget:
+                    state.index = index  # RFC 4122 §4.2.1.2: the next tick within the interval
+                    stamp = now * budget + GREGORIAN_OFFSET_100NS + index
+                    if stamp <= state.last:
+                        raise _not_monotonic(stamp, state.last)
+                    state.last = stamp
+                else:
+                    stamp = advance(now_ns)  # checks and records the timestamp itself
+                # Only the timestamp's low end changes from value to value; the rest is cached
+                # while the timestamp's upper part, clock_seq and node stay.
                 key = stamp >> low_bits
-                if key != cached_key or (
-                    fixed_fields
-                    and (state.clock_seq is not cached_seq or state.node is not cached_node)
+                if (
+                    key != cached_key
+                    or state.clock_seq is not cached_seq
+                    or state.node is not cached_node
                 ):
                     cached_key, cached_seq, cached_node = key, state.clock_seq, state.node
                     cached_rest = rest_of(key, cached_seq, cached_node)
-                if per_uuid:
-                    # RFC 9562 §5.6: fresh clock_seq and node per UUIDv6 (multicast, §6.10):
-                    # bits 0-61 of the value (masked_words); see rest_of.
-                    try:
-                        rest = cached_rest | next(words)
-                    except StopIteration:
-                        rest = cached_rest | draw()
-                else:
-                    rest = cached_rest
+                rest = cached_rest
             finally:
                 give(True)
             result = new_blank(UUID)
@@ -173,16 +223,26 @@ def build_pure_next(engine: GregorianEngine) -> Callable[..., UUID]:
             return result
 
         def rebind() -> None:
-            # In a forked child: the engine's new gate, no buffered words.
-            nonlocal take, give, words
+            nonlocal take, give
             take, give = engine.gate.get, engine.gate.put
-            words = iter(())
 
         return next_uuid, rebind
 
-    engine.draw = draw
+    def forget_words() -> None:
+        # In a forked child: the parent's buffered words are its clock_seqs and nodes.
+        nonlocal words
+        words = iter(())
+
+    hot_path = random_fields if per_uuid else fixed_fields
     # generate(n) holds the engine's gate around its whole block; its twin of the hot path
     # takes a private gate that nobody else uses, so it never waits (nor re-enters).
     engine.held_next, _ = hot_path(new_gate())
-    next_uuid, engine.rebind = hot_path(engine.gate)
+    next_uuid, take_new_gate = hot_path(engine.gate)
+    engine.draw = draw
+
+    def rebind() -> None:
+        take_new_gate()
+        forget_words()
+
+    engine.rebind = rebind
     return next_uuid
