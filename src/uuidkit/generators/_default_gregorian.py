@@ -35,6 +35,7 @@ def _published(generator: _GregorianGenerator, reference: Callable[..., UUID], n
     ``inspect.signature`` and pickle see the reference).
     """
     function: Any = generator.next
+    generator._engine.name_next(name, function)  # the compiled core's fallback too
     if SPEEDUPS is not None and not isinstance(function, types.FunctionType):
         function = SPEEDUPS.twin(function)
     function.__module__, function.__doc__ = reference.__module__, reference.__doc__

@@ -54,7 +54,7 @@ from uuidkit.generators._policy import (
     RandomBytes,
     Sleep,
 )
-from uuidkit.generators._timeline import RESTART, SAME, Timeline
+from uuidkit.generators._timeline import NO_TICK, RESTART, SAME, Timeline
 from uuidkit.generators.node import MULTICAST_BIT, NODE_BITS, random_node
 from uuidkit.layouts import v1_int, v6_int
 from uuidkit.timestamps import NS_PER_TICK
@@ -98,7 +98,9 @@ class GregorianState:
 
     def reset(self) -> None:
         """Forget the timeline and the last timestamp (a forked child starts afresh)."""
-        self.tick = self.clock_tick = self.last = -1
+        # NO_TICK: no tick yet (Timeline.has_tick); last -1: below every 60-bit timestamp.
+        self.tick = self.clock_tick = NO_TICK
+        self.last = -1
         self.index = 0
         self.pending = self.busy = False
 
@@ -120,6 +122,7 @@ class GregorianEngine:
         "config",
         "core",
         "draw",
+        "explicit",
         "fast_max",
         "gate",
         "held_next",
@@ -155,6 +158,10 @@ class GregorianEngine:
         #: Set by the pure hot path: its fork hook, and its twin for a caller holding the gate.
         self.rebind: Callable[[], None] = _nothing
         self.held_next: Callable[..., UUID] | None = None
+        #: ``next(node, clock_seq)`` with an argument given: the compiled core's fallback,
+        #: which Python also binds the arguments of, so a bad call's TypeError names this
+        #: function (see :meth:`name_next`).
+        self.explicit: Callable[..., UUID] = _explicit_next(self.with_fields)
         self.core = self._compiled_core(node, clock_seq, sleep_ns, monotonic_ns)
         self.state: Any = self.core if self.core is not None else GregorianState(node, clock_seq)
         self.draw: Callable[[], int] = self.core.word if self.core is not None else _nothing_drawn
@@ -223,7 +230,10 @@ class GregorianEngine:
             state.pending = timeline.restart_pending
 
     def _next_tick(self, state: Any, timeline: Timeline, interval: int) -> int:
-        move = SAME if interval == timeline.tick else timeline.reading(interval)
+        # Not SAME before the first value: a reading of interval -1 is no "tick -1 again"
+        # (the Timeline refuses it, as every interval before the epoch).
+        same = timeline.has_tick and interval == timeline.tick
+        move = SAME if same else timeline.reading(interval)
         if move == SAME:
             state.index = index = state.index + 1
             if index >= self.budget:
@@ -328,9 +338,15 @@ class GregorianEngine:
             )
         )
 
-    def explicit(self, node: int | None = None, clock_seq: int | None = None) -> UUID:
-        """``next(node, clock_seq)`` with an argument given (the compiled core's fallback)."""
-        return self.with_fields(node, clock_seq)
+    def name_next(self, qualname: str, next_function: Callable[..., UUID]) -> None:
+        """Name what answers a call of the generator's ``next`` (the pure path's function,
+        and the compiled core's fallback for arguments) ``qualname``: a call with a bad
+        keyword or too many arguments then raises the same TypeError on both paths, naming
+        the public function, never an internal one."""
+        for function in (next_function, self.explicit):
+            if isinstance(function, type(_nothing)):  # a Python function, not the core
+                function.__name__ = qualname.rpartition(".")[2]
+                function.__qualname__ = qualname
 
     def random_clock_seq(self) -> int:
         """A random 14-bit clock sequence (RFC 9562 §5.1)."""
@@ -376,6 +392,15 @@ class GregorianEngine:
 
 def _nothing() -> None:
     return None
+
+
+def _explicit_next(with_fields: Callable[[int | None, int | None], UUID]) -> Callable[..., UUID]:
+    """A function of the pure path's ``next`` signature that calls ``with_fields``."""
+
+    def explicit(node: int | None = None, clock_seq: int | None = None) -> UUID:
+        return with_fields(node, clock_seq)
+
+    return explicit
 
 
 def _nothing_drawn() -> int:

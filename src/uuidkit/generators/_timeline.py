@@ -63,7 +63,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typi
 if TYPE_CHECKING:
     from typing import Final
 
-__all__ = ["DEFAULT_MAX_AHEAD_MS", "NEW", "RESTART", "SAME", "Timeline"]
+__all__ = ["DEFAULT_MAX_AHEAD_MS", "NEW", "NO_TICK", "RESTART", "SAME", "Timeline"]
 
 #: Default bound on how far ahead of the clock a generator's values may run, in
 #: milliseconds: more than a leap second or an NTP step, far less than a wrong year.
@@ -71,6 +71,8 @@ DEFAULT_MAX_AHEAD_MS: Final = 10_000
 
 #: Keep the current tick and keep counting.
 SAME: Final = 0
+#: ``Timeline.tick`` and ``clock_tick`` before the first value (see ``Timeline.has_tick``).
+NO_TICK: Final = -1
 #: A later tick: reseed the counter.
 NEW: Final = 1
 #: An earlier tick at the clock: reseed, and accept values below the earlier ones.
@@ -80,8 +82,9 @@ RESTART: Final = 2
 class Timeline:
     """The current tick of one generator and the policies that move it (see the module).
 
-    ``tick`` is the tick values are stamped with (``-1`` before the first value);
-    ``clock_tick`` is the highest tick read from the clock.
+    ``tick`` is the tick values are stamped with; ``clock_tick`` is the highest tick read
+    from the clock. Both are :data:`NO_TICK` before the first value: ask :attr:`has_tick`,
+    never compare a reading with ``tick`` alone (a reading can be any int, -1 included).
 
     References: RFC 9562 §6.1, §6.2.
     """
@@ -140,16 +143,26 @@ class Timeline:
         self.unit = unit
         #: What an exhausted tick means, for the overflow message.
         self.exhausted = exhausted
-        self.tick = -1
-        self.clock_tick = -1
+        self.tick = NO_TICK
+        self.clock_tick = NO_TICK
         self.restart_pending = False
+
+    @property
+    def has_tick(self) -> bool:
+        """Whether a value was stamped since the start or the last :meth:`reset`.
+
+        Every tick held is in 0..max_tick (:meth:`_start` refuses any other, and the
+        generators that set ``tick`` themselves set such ticks), so ``NO_TICK`` is never a
+        tick; but a clock reading can be -1, so "no tick yet" is this test, not equality.
+        """
+        return self.tick >= 0
 
     def reset(self) -> None:
         """Forget the current tick and every reading (a forked child starts afresh).
 
         References: RFC 9562 §6.9.
         """
-        self.tick = self.clock_tick = -1
+        self.tick = self.clock_tick = NO_TICK
         self.restart_pending = False
 
     def reading(self, now_tick: int) -> int:
@@ -157,7 +170,7 @@ class Timeline:
 
         References: RFC 9562 §6.2 "Monotonic Error Checking".
         """
-        if now_tick > self.tick or self.tick < 0:  # a later tick, or the first reading
+        if not self.has_tick or now_tick > self.tick:  # the first reading, or a later tick
             return self._start(now_tick, NEW)
         if now_tick == self.tick:
             return SAME

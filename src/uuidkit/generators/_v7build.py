@@ -277,6 +277,8 @@ def build(
             core.reset()  # RFC 9562 §6.9: the child never reuses the parent's random words
             attach()
 
+    # A bad call's TypeError names the public function, not build.<locals>.uuid7.
+    uuid7.__qualname__ = "uuid7"
     if core is None:
         return uuid7, generate, reset
     attach()

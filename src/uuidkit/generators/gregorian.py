@@ -183,6 +183,7 @@ class _GregorianGenerator:
         self.next: Callable[..., UUID] = (
             core.next if core is not None else build_pure_next(self._engine)
         )
+        self._engine.name_next(f"{type(self).__qualname__}.next", self.next)
         register_for_fork(self)
 
     @property

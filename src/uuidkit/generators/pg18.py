@@ -168,7 +168,7 @@ class PG18V7Generator:
             timeline = self._timeline
             ns = self._clock()
             previous_ns = timeline.tick
-            if previous_ns < 0:  # a new backend, whose previous_ns is 0 in PostgreSQL
+            if not timeline.has_tick:  # a new backend, whose previous_ns is 0 in PostgreSQL
                 timeline.reading(max(ns, PG18_MINIMAL_STEP_NS))
             elif ns > previous_ns + PG18_MINIMAL_STEP_NS:
                 timeline.reading(ns)  # the clock is followed

@@ -128,6 +128,7 @@ class DraftV8Generator:
         self._random_bytes = random_bytes
         self._lock = threading.Lock()
         self._seq = 0
+        #: The last (tick, seq); (-1, -1) is below every value (ticks and seq are >= 0).
         self._last = (-1, -1)
         self._words: Iterator[int] = iter(())
         bits = self.config.timestamp_bits
@@ -205,7 +206,10 @@ class DraftV8Generator:
         """(timestamp, seq) of the next value; every decision about time is the Timeline's."""
         timeline = self._timeline
         now_tick = self._ticks_of(self._clock())
-        move = SAME if now_tick == timeline.tick else timeline.reading(now_tick)
+        # Not SAME before the first value: a reading of tick -1 is no "tick -1 again"
+        # (the Timeline refuses it, as every tick before the epoch).
+        same = timeline.has_tick and now_tick == timeline.tick
+        move = SAME if same else timeline.reading(now_tick)
         if move == SAME:
             if self._seq + 1 < self._seq_limit:
                 self._seq += 1
