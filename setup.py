@@ -31,6 +31,7 @@ SOURCES = [
     "src/uuidkit/_speedups_bulk_text.c",
     "src/uuidkit/_speedups_v7.c",
     "src/uuidkit/_speedups_gregorian.c",
+    "src/uuidkit/_speedups_twin.c",
 ]
 
 

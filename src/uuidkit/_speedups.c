@@ -454,11 +454,32 @@ static PyObject *speedups_random_bytes(PyObject *module, PyObject *arg)
 
 /* --- uuid4, uuid8 ---------------------------------------------------------------------- */
 
-static PyObject *speedups_uuid4(PyObject *module, PyObject *unused)
+int uk_no_arguments(const char *name, Py_ssize_t nargs, PyObject *kwnames)
+{
+    /* The wording of the interpreter's own error for a Python function without parameters
+       (keywords are reported before positionals), which the pure twins raise. */
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
+        PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", name,
+                     PyTuple_GET_ITEM(kwnames, 0));
+        return -1;
+    }
+    if (nargs > 0) {
+        PyErr_Format(PyExc_TypeError, "%s() takes 0 positional arguments but %zd %s given",
+                     name, nargs, nargs == 1 ? "was" : "were");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *speedups_uuid4(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames)
 {
     unsigned char bytes[16];
     (void)module;
-    (void)unused;
+    (void)args;
+    if (uk_no_arguments("uuid4", nargs, kwnames) < 0) {
+        return NULL;
+    }
     if (uk_random(bytes, 16) < 0) {
         return NULL;
     }
@@ -623,141 +644,6 @@ static PyObject *speedups_uuid5(PyObject *module, PyObject *const *args, Py_ssiz
     return name_based(UK_FB_UUID5, &sha1_function, 5, args, nargs, kwnames);
 }
 
-/* --- twins: compiled functions that carry their Python twin's metadata ------------------ */
-
-/* A compiled function with an instance dict, so uuidkit._accel can give it the name, the
-   docstring and the __wrapped__ of its Python twin (inspect.signature follows __wrapped__,
-   pickle finds it by __module__ and __qualname__). Calls go straight to the C function. */
-typedef struct {
-    PyObject_HEAD
-    PyObject *function; /* the builtin function */
-    vectorcallfunc call;
-    PyObject *dict;
-    vectorcallfunc vectorcall;
-    /* The C function itself, called directly when the arguments fit its calling convention
-       (the builtin function's own vectorcall would check them again, and the recursion
-       limit, which a compiled uuidkit function never recurses into); anything else goes
-       through call, which raises the usual TypeError. */
-    PyCFunction method;
-    PyObject *self;     /* the module, borrowed: function holds it */
-    int flags;
-} twin_object;
-
-/* A METH_FASTCALL | METH_KEYWORDS function (named PyCFunctionFastWithKeywords from 3.13). */
-typedef PyObject *(*fastcall_keywords)(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
-
-static PyObject *twin_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
-                                 PyObject *kwnames)
-{
-    twin_object *twin = (twin_object *)self;
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    switch (twin->flags) {
-    case METH_FASTCALL | METH_KEYWORDS:
-        return ((fastcall_keywords)(void (*)(void))twin->method)(twin->self, args, nargs,
-                                                                 kwnames);
-    case METH_O:
-        if (nargs == 1 && kwnames == NULL) {
-            return twin->method(twin->self, args[0]);
-        }
-        break;
-    case METH_NOARGS:
-        if (nargs == 0 && kwnames == NULL) {
-            return twin->method(twin->self, NULL);
-        }
-        break;
-    default:
-        break;
-    }
-    return twin->call(twin->function, args, nargsf, kwnames);
-}
-
-static int twin_traverse(PyObject *self, visitproc visit, void *arg)
-{
-    twin_object *twin = (twin_object *)self;
-    Py_VISIT(twin->function);
-    Py_VISIT(twin->dict);
-    return 0;
-}
-
-static int twin_clear(PyObject *self)
-{
-    twin_object *twin = (twin_object *)self;
-    Py_CLEAR(twin->function);
-    Py_CLEAR(twin->dict);
-    return 0;
-}
-
-static void twin_dealloc(PyObject *self)
-{
-    PyObject_GC_UnTrack(self);
-    twin_clear(self);
-    Py_TYPE(self)->tp_free(self);
-}
-
-static PyObject *twin_reduce(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    return PyObject_GetAttrString(self, "__qualname__"); /* pickled by reference */
-}
-
-static PyObject *twin_repr(PyObject *self)
-{
-    PyObject *name = PyObject_GetAttrString(self, "__qualname__");
-    if (name == NULL) {
-        PyErr_Clear();
-        return PyUnicode_FromString("<compiled uuidkit function>");
-    }
-    PyObject *text = PyUnicode_FromFormat("<compiled function %U>", name);
-    Py_DECREF(name);
-    return text;
-}
-
-static PyMethodDef twin_methods[] = {
-    {"__reduce__", twin_reduce, METH_NOARGS, NULL},
-    {NULL, NULL, 0, NULL},
-};
-
-static PyTypeObject twin_type = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "uuidkit._speedups.CompiledFunction",
-    .tp_basicsize = sizeof(twin_object),
-    .tp_dealloc = twin_dealloc,
-    .tp_vectorcall_offset = offsetof(twin_object, vectorcall),
-    .tp_repr = twin_repr,
-    .tp_call = PyVectorcall_Call,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "A compiled uuidkit function carrying its Python twin's name and docstring.",
-    .tp_traverse = twin_traverse,
-    .tp_clear = twin_clear,
-    .tp_methods = twin_methods,
-    .tp_dictoffset = offsetof(twin_object, dict),
-};
-
-/* twin(function) -> CompiledFunction: a compiled function that can carry attributes. */
-static PyObject *speedups_twin(PyObject *module, PyObject *function)
-{
-    (void)module;
-    vectorcallfunc call = PyVectorcall_Function(function);
-    if (!PyCFunction_Check(function) || call == NULL) {
-        PyErr_SetString(PyExc_TypeError, "twin: expected a compiled function");
-        return NULL;
-    }
-    twin_object *twin = PyObject_GC_New(twin_object, &twin_type);
-    if (twin == NULL) {
-        return NULL;
-    }
-    twin->function = Py_NewRef(function);
-    twin->call = call;
-    twin->method = PyCFunction_GET_FUNCTION(function);
-    twin->self = PyCFunction_GET_SELF(function);
-    /* METH_COEXIST does not change the call; any other flag (METH_METHOD...) matches no
-       case of twin_vectorcall, which then uses the function's own vectorcall. */
-    twin->flags = PyCFunction_GET_FLAGS(function) & ~METH_COEXIST;
-    twin->dict = NULL;
-    twin->vectorcall = twin_vectorcall;
-    PyObject_GC_Track((PyObject *)twin);
-    return (PyObject *)twin;
-}
-
 /* --- module ---------------------------------------------------------------------------- */
 
 static PyMethodDef core_methods[] = {
@@ -769,12 +655,12 @@ static PyMethodDef core_methods[] = {
      "delegates to outside its fast path; False when name never delegates."},
     {"bind_records", uk_bind_records, METH_VARARGS,
      "bind_records(v1, v3, v4, v5, v6, v7, v8): the record classes fields() returns."},
-    {"twin", speedups_twin, METH_O,
+    {"twin", uk_twin, METH_O,
      "twin(function) -> CompiledFunction: function, able to carry its Python twin's "
      "metadata."},
     {"random_bytes", speedups_random_bytes, METH_O,
      "random_bytes(n) -> bytes: n bytes from the fork-safe CSPRNG buffer."},
-    {"uuid4", speedups_uuid4, METH_NOARGS,
+    {"uuid4", (PyCFunction)(void (*)(void))speedups_uuid4, METH_FASTCALL | METH_KEYWORDS,
      "uuid4() -> UUID: a random UUID, 122 bits from the CSPRNG.\n\n"
      "References: RFC 9562 §5.4, §6.9."},
     {"uuid8", (PyCFunction)(void (*)(void))speedups_uuid8, METH_FASTCALL | METH_KEYWORDS,
@@ -821,7 +707,7 @@ PyMODINIT_FUNC PyInit__speedups(void)
             return NULL;
         }
     }
-    if (PyType_Ready(&twin_type) < 0) {
+    if (uk_twin_ready() < 0) {
         return NULL;
     }
     uk_text_tables_init();

@@ -42,6 +42,9 @@ extern PyObject *uk_fallbacks[UK_FB_COUNT];
 PyObject *uk_delegate(enum uk_fallback which, PyObject *const *args, Py_ssize_t nargs,
                       PyObject *kwnames);
 
+/* -1 with the interpreter's TypeError for name() when any argument was given, else 0. */
+int uk_no_arguments(const char *name, Py_ssize_t nargs, PyObject *kwnames);
+
 /* A new uuid.UUID holding value (the caller guarantees 0 <= value < 2**128). */
 PyObject *uk_make_uuid(uk_u128 value);
 /* Nonzero when u is exactly uuid.UUID with the slot layout; then *value is its int. */
@@ -103,6 +106,10 @@ extern unsigned char uk_wide_pair[256][8];
 extern const unsigned char uk_byte_at[16];
 extern const unsigned char uk_digit_at[32];
 void uk_text_tables_init(void);
+
+/* CompiledFunction (_speedups_twin.c): twin(function) and its type's PyType_Ready. */
+PyObject *uk_twin(PyObject *module, PyObject *function);
+int uk_twin_ready(void);
 
 /* Method tables of the other translation units. */
 extern PyMethodDef uk_text_methods[];

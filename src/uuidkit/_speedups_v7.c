@@ -298,8 +298,7 @@ static PyObject *core_vectorcall(PyObject *self, PyObject *const *args, size_t n
                                  PyObject *kwnames)
 {
     (void)args;
-    if (PyVectorcall_NARGS(nargsf) != 0 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames))) {
-        PyErr_SetString(PyExc_TypeError, "uuid7() takes no arguments");
+    if (uk_no_arguments("uuid7", PyVectorcall_NARGS(nargsf), kwnames) < 0) {
         return NULL;
     }
     return core_next((v7_core *)self);

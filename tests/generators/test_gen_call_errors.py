@@ -63,17 +63,36 @@ def test_gregorian_entry_points_name_themselves(name: str, how: str) -> None:
     assert _error(GREGORIAN[name](), how) == _error(_stand_in(name), how)
 
 
+def _no_parameters(name: str) -> Callable[[], None]:
+    """A Python function without parameters, named ``name``."""
+
+    def stand_in() -> None:
+        return None
+
+    stand_in.__name__ = stand_in.__qualname__ = name
+    return stand_in
+
+
 @pytest.mark.parametrize("how", sorted(BAD_CALLS))
-@pytest.mark.parametrize("function", [uuidkit.uuid7, V7Generator().next], ids=["uuid7", "next"])
-def test_uuid7_names_itself(function: Callable[..., Any], how: str) -> None:
-    assert _error(function, how).startswith("uuid7() ")
+@pytest.mark.parametrize(
+    ("name", "function"),
+    [("uuid7", uuidkit.uuid7), ("uuid7", V7Generator().next), ("uuid4", uuidkit.uuid4)],
+    ids=["uuid7", "next", "uuid4"],
+)
+def test_functions_without_parameters_name_themselves(
+    name: str, function: Callable[..., Any], how: str
+) -> None:
+    """uuid7 (and a V7Generator's ``next``) and uuid4: Python's message for a function of
+    that name without parameters, on either path."""
+    assert _error(function, how) == _error(_no_parameters(name), how)
 
 
 _PROBE = """
 import json, uuidkit
 from uuidkit.generators import V1Generator, V6Generator
 calls = {"kw": ((), {"bad_keyword": 1}), "pos": ((1, 2, 3, 4, 5), {})}
-entry = {"uuid1": uuidkit.uuid1, "uuid6": uuidkit.uuid6, "uuid8": uuidkit.uuid8,
+entry = {"uuid4": uuidkit.uuid4, "uuid7": uuidkit.uuid7,
+         "uuid1": uuidkit.uuid1, "uuid6": uuidkit.uuid6, "uuid8": uuidkit.uuid8,
          "uuid3": uuidkit.uuid3, "uuid5": uuidkit.uuid5, "uuid7_for": uuidkit.uuid7_for,
          "V1Generator.next": V1Generator().next, "V6Generator.next": V6Generator().next}
 out = {}
@@ -98,5 +117,5 @@ def _messages(pure: bool) -> dict[str, str]:
 @pytest.mark.skipif(SPEEDUPS is None, reason="the compiled accelerator is not built or is off")
 def test_the_compiled_and_pure_paths_give_the_same_messages() -> None:
     compiled, pure = _messages(pure=False), _messages(pure=True)
-    assert len(compiled) == 16
+    assert len(compiled) == 20
     assert compiled == pure
