@@ -137,8 +137,18 @@ def _run_children(count: int, body: Callable[[int], object]) -> list[object]:
     return results
 
 
-def _timed_values(path: Path, config: SharedConfig, count: int) -> list[tuple[int, int, int]]:
-    generator = SharedV7Generator(path, config)
+def _timed_values(
+    path: Path,
+    config: SharedConfig,
+    count: int,
+    delay_s: float = 0.0,
+    kind: type[SharedV7Generator] | type[SharedV6Generator] = SharedV7Generator,
+) -> list[tuple[int, int, int]]:
+    """(clock before, value, clock after) of ``count`` values of a ``kind`` generator on the
+    state file, started after ``delay_s`` (staggered starts: later processes start while
+    others generate)."""
+    time.sleep(delay_s)
+    generator = kind(path, config)
     clock = time.time_ns
     records = []
     for _ in range(count):
@@ -187,20 +197,6 @@ def test_one_value_per_reservation_is_exactly_ordered(tmp_path: Path) -> None:
     _check_shared_guarantees(results, exact=True)  # type: ignore[arg-type]
 
 
-def _timed_v6_values(
-    path: Path, config: SharedConfig, count: int, delay_s: float
-) -> list[tuple[int, int, int]]:
-    time.sleep(delay_s)  # staggered starts: later processes start while others generate
-    generator = SharedV6Generator(path, config)
-    clock = time.time_ns
-    records = []
-    for _ in range(count):
-        start = clock()
-        value = generator().int
-        records.append((start, value, clock()))
-    return records
-
-
 def _v6_tick(value: int) -> int:
     # RFC 9562 §5.6: time_high (32 bits), time_mid (16), then version and time_low (12).
     return ((value >> 80) << 12) | ((value >> 64) & 0xFFF)
@@ -212,7 +208,7 @@ def test_v6_processes_share_one_state_file_and_resume_above(tmp_path: Path) -> N
     path = tmp_path / "v6.state"
     config = SharedConfig(window_ms=20, durable=False)
     per_process: list[list[tuple[int, int, int]]] = _run_children(  # type: ignore[assignment]
-        6, lambda index: _timed_v6_values(path, config, 5_000, 0.01 * index)
+        6, lambda index: _timed_values(path, config, 5_000, 0.01 * index, SharedV6Generator)
     )
     everything = [record for records in per_process for record in records]
     assert len({value for _, value, _ in everything}) == len(everything)
