@@ -73,7 +73,8 @@ def _constant_row(name: str, value: Any) -> str:
     if not _COMMENTS:
         _COMMENTS.update(_constant_comments())
     shown = repr(value)
-    if " object at 0x" in shown or len(shown) > 60:
+    # A flag that depends on the environment (ACCELERATED) is shown by its type, not its value.
+    if isinstance(value, bool) or " object at 0x" in shown or len(shown) > 60:
         signature = f"`{name}: {type(value).__name__}`"
     else:
         signature = f"`{name} = {shown}`"

@@ -21,6 +21,7 @@ from uuid import (
     getnode,
 )
 
+from uuidkit._accel import SPEEDUPS as _SPEEDUPS
 from uuidkit.errors import (
     ClockRegressionError,
     CounterOverflowError,
@@ -146,7 +147,14 @@ def __dir__() -> list[str]:
 
 __version__ = "0.1.0"
 
+#: Whether the compiled accelerator (``uuidkit._speedups``) is in use in this process: False on
+#: the pure-Python path (no C compiler at install time, or ``UUIDKIT_PURE=1``). Both paths give
+#: the same values, errors and guarantees; only the speed differs. ``uuidkit --version`` says it.
+#: References: RFC 9562 §4.
+ACCELERATED: bool = _SPEEDUPS is not None
+
 __all__ = [
+    "ACCELERATED",
     "MAX",
     "NAMESPACE_DNS",
     "NAMESPACE_OID",

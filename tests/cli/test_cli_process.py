@@ -169,7 +169,9 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as caught:
         main(["--version"])
     assert caught.value.code == 0
-    assert capsys.readouterr().out == f"uuidkit {uuidkit.__version__}\n"
+    path = "compiled accelerator" if uuidkit.ACCELERATED else "pure Python"
+    python = ".".join(map(str, sys.version_info[:3]))
+    assert capsys.readouterr().out == f"uuidkit {uuidkit.__version__} ({path}, Python {python})\n"
 
 
 def _all_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:

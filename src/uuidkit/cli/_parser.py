@@ -10,7 +10,7 @@ import argparse
 import importlib
 import sys
 
-from uuidkit import __version__
+from uuidkit import ACCELERATED, __version__
 from uuidkit.cli import _PREFIX, EXIT_USAGE, uuid_commands
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
@@ -49,6 +49,13 @@ class _Parser(argparse.ArgumentParser):
 _OTHER_FAMILIES = ("state_commands", "uiap_commands")
 
 
+def version_line() -> str:
+    """``uuidkit --version``: the release and which implementation runs (see ``ACCELERATED``)."""
+    path = "compiled accelerator" if ACCELERATED else "pure Python"
+    python = ".".join(map(str, sys.version_info[:3]))
+    return f"uuidkit {__version__} ({path}, Python {python})"
+
+
 def build(command: str | None) -> argparse.ArgumentParser:
     """The whole command line, importing only the families ``command`` needs."""
     parser = _Parser(
@@ -56,7 +63,7 @@ def build(command: str | None) -> argparse.ArgumentParser:
         description="Generate, inspect and convert UUIDs (RFC 9562); allocate IDs with UIAP. "
         "With no command: a fresh UUIDv7 and its fields.",
     )
-    parser.add_argument("--version", action="version", version=f"uuidkit {__version__}")
+    parser.add_argument("--version", action="version", version=version_line())
     parser.set_defaults(handler=uuid_commands.default_command, parser=parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     uuid_commands.register(subparsers)
