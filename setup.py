@@ -12,6 +12,10 @@ Environment, read at build time:
   ``CFLAGS=-Werror``, so a C warning fails the build instead of silently dropping to pure
   Python).
 
+A wheel built without the accelerator (``UUIDKIT_PURE=1``, or a failed optional build) is a
+pure-Python wheel tagged ``py3-none-any``; one with it is tagged for its interpreter and
+platform (CI repairs it to a ``manylinux`` tag with auditwheel).
+
 An extension already built in ``build/`` is reused when its sources are unchanged
 (setuptools' up-to-date check), whatever compiler is configured now; ``--force`` rebuilds.
 """
@@ -23,6 +27,11 @@ import sys
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+
+try:  # setuptools 70.1 and newer carry bdist_wheel; older ones take it from wheel
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:  # pragma: no cover - depends on the build environment
+    from wheel.bdist_wheel import bdist_wheel  # type: ignore[no-redef]
 
 SOURCES = [
     "src/uuidkit/_speedups.c",
@@ -40,6 +49,8 @@ def _flag(name: str) -> bool:
 
 
 REQUIRED = _flag("UUIDKIT_REQUIRE_SPEEDUPS")
+#: Set when an optional build of the accelerator failed in this run (the wheel is then pure).
+_SKIPPED: list[Exception] = []
 
 
 class OptionalBuildExt(build_ext):
@@ -62,6 +73,7 @@ class OptionalBuildExt(build_ext):
 
     @staticmethod
     def _skip(error: Exception) -> None:
+        _SKIPPED.append(error)
         if REQUIRED:
             print(
                 f"uuidkit: building the C accelerator failed ({error}) and "
@@ -91,4 +103,22 @@ def _extensions() -> list[Extension]:
     ]
 
 
-setup(ext_modules=_extensions(), cmdclass={"build_ext": OptionalBuildExt})
+class TaggedBdistWheel(bdist_wheel):
+    """``bdist_wheel`` that tags the wheel ``py3-none-any`` when no accelerator was built.
+
+    Whether the build succeeded is known only after building, so the build runs first (a
+    second request for it is a no-op) and the wheel's tag follows what was built.
+    """
+
+    def run(self) -> None:
+        if not self.skip_build:
+            self.run_command("build")
+        if _SKIPPED:
+            self.root_is_pure = True
+        super().run()
+
+
+setup(
+    ext_modules=_extensions(),
+    cmdclass={"build_ext": OptionalBuildExt, "bdist_wheel": TaggedBdistWheel},
+)
