@@ -29,7 +29,15 @@ if TYPE_CHECKING:
 
     _F = TypeVar("_F", bound=Callable[..., Any])
 
-__all__ = ["PURE_REQUESTED", "PURE_TWINS", "SLOT_LAYOUT", "SPEEDUPS", "compiled"]
+__all__ = [
+    "PURE_REQUESTED",
+    "PURE_TWINS",
+    "SLOT_LAYOUT",
+    "SPEEDUPS",
+    "compiled",
+    "compiled_default",
+    "public_function",
+]
 
 #: True when ``UUIDKIT_PURE`` asks for the pure-Python path.
 PURE_REQUESTED: Final = os.environ.get("UUIDKIT_PURE", "") not in ("", "0")
@@ -82,3 +90,36 @@ def compiled(pure: _F, name: str | None = None, module: str | None = None) -> _F
         twin.__module__ = module or pure.__module__
     twin.__wrapped__ = pure
     return twin  # type: ignore[no-any-return]
+
+
+def compiled_default(pure: _F, module: str = "uuidkit") -> _F:
+    """``pure``'s compiled twin as a plain builtin function (as :func:`len` is), or ``pure``.
+
+    For the functions users hand to frameworks as a default (``default=uuidkit.uuid4``): the
+    C module's own function, whose ``self`` is the module, so pickle, :mod:`copy` and
+    Django's migration writer treat it as a function and find it as ``module.name``. Its C
+    code takes every call itself (delegating to ``pure`` where the pure path decides), at
+    the builtin's vectorcall speed.
+    """
+    name = pure.__name__
+    PURE_TWINS[name] = pure
+    function: _F | None = getattr(SPEEDUPS, name, None) if SPEEDUPS is not None else None
+    if function is None:
+        return public_function(pure, name, module)
+    SPEEDUPS.set_fallback(name, pure)
+    return public_function(function, name, module)
+
+
+def public_function(function: _F, name: str, module: str = "uuidkit") -> _F:
+    """``function`` named ``module.name``: where pickle, :mod:`copy` and Django's migration
+    writer look a function up, so it must be the public, importable name.
+
+    A Python function takes the name; a builtin function (whose ``__name__`` is fixed) must
+    already carry it.
+    """
+    if hasattr(function, "__code__"):
+        function.__name__ = function.__qualname__ = name
+    elif function.__name__ != name:
+        raise ValueError(f"public_function: {function!r} is not named {name!r}")
+    function.__module__ = module
+    return function

@@ -661,11 +661,14 @@ static PyMethodDef core_methods[] = {
     {"random_bytes", speedups_random_bytes, METH_O,
      "random_bytes(n) -> bytes: n bytes from the fork-safe CSPRNG buffer."},
     {"uuid4", (PyCFunction)(void (*)(void))speedups_uuid4, METH_FASTCALL | METH_KEYWORDS,
-     "uuid4() -> UUID: a random UUID, 122 bits from the CSPRNG.\n\n"
+     "uuid4($module, /)\n--\n\n"
+     "A random UUID: 122 bits from the CSPRNG, version 4, RFC 9562 variant.\n\n"
      "References: RFC 9562 §5.4, §6.9."},
     {"uuid8", (PyCFunction)(void (*)(void))speedups_uuid8, METH_FASTCALL | METH_KEYWORDS,
-     "uuid8(a=None, b=None, c=None) -> UUID: custom_a (48 bits), custom_b (12), custom_c "
-     "(62); missing parts random.\n\nReferences: RFC 9562 §5.8."},
+     "uuid8($module, /, a=None, b=None, c=None)\n--\n\n"
+     "A UUIDv8 with custom_a = ``a`` (48 bits), custom_b = ``b`` (12), custom_c = ``c`` (62).\n\n"
+     "Each part left as ``None`` is filled from the CSPRNG.\n\n"
+     "References: RFC 9562 §5.8."},
     {"uuid3", (PyCFunction)(void (*)(void))speedups_uuid3, METH_FASTCALL | METH_KEYWORDS,
      "uuid3(namespace, name) -> UUID: MD5 name-based UUID.\n\n"
      "References: RFC 9562 §5.3, §6.5."},

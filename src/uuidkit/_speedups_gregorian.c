@@ -551,6 +551,80 @@ static PyTypeObject core_type = {
     .tp_new = PyType_GenericNew,
 };
 
+/* --- uuidkit.uuid1, uuidkit.uuid6 ------------------------------------------------------- */
+
+/* The cores of the process-wide default generators (uuidkit.generators.DEFAULT_V1 and
+   DEFAULT_V6), set once by _publish_default_gregorian. uuid1 and uuid6 are the module
+   functions below: plain builtin functions whose self is this module, so they pickle, copy
+   and serialize by name and offer no method that could touch the shared state. */
+static PyObject *default_cores[2]; /* [0]: version 1, [1]: version 6 */
+
+static PyObject *default_next(int which, const char *name, PyObject *const *args,
+                              Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *core = default_cores[which];
+    if (core == NULL) {
+        PyErr_Format(PyExc_RuntimeError, "%s: the default generator is not published", name);
+        return NULL;
+    }
+    return core_next(core, args, nargs, kwnames);
+}
+
+static PyObject *speedups_uuid1(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames)
+{
+    (void)module;
+    return default_next(0, "uuid1", args, nargs, kwnames);
+}
+
+static PyObject *speedups_uuid6(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames)
+{
+    (void)module;
+    return default_next(1, "uuid6", args, nargs, kwnames);
+}
+
+/* _publish_default_gregorian(core): the core behind uuid1() or uuid6() (by its version);
+   once per process, never replaced. */
+static PyObject *publish_default_gregorian(PyObject *module, PyObject *object)
+{
+    (void)module;
+    if (!Py_IS_TYPE(object, &core_type)) {
+        PyErr_SetString(PyExc_TypeError, "_publish_default_gregorian: expected a GregorianCore");
+        return NULL;
+    }
+    int version = ((core_object *)object)->version;
+    if (version != 1 && version != 6) {
+        PyErr_SetString(PyExc_ValueError, "_publish_default_gregorian: not a v1 or v6 core");
+        return NULL;
+    }
+    PyObject **slot = &default_cores[version == 6];
+    if (*slot != NULL && *slot != object) {
+        PyErr_SetString(PyExc_RuntimeError, "_publish_default_gregorian: already published");
+        return NULL;
+    }
+    Py_XSETREF(*slot, Py_NewRef(object));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef default_methods[] = {
+    {"uuid1", (PyCFunction)(void (*)(void))speedups_uuid1, METH_FASTCALL | METH_KEYWORDS,
+     "uuid1($module, /, node=None, clock_seq=None)\n--\n\n"
+     "A new UUIDv1, as :func:`uuid.uuid1` but with a random multicast node by default.\n\n"
+     "``node`` (48 bits) and ``clock_seq`` (14 bits) replace the default generator's own "
+     "for this value; the timestamp still comes from the shared generator, so it never "
+     "repeats.\n\n"
+     "References: RFC 9562 §5.1, §6.10; RFC 4122 §4.2.1."},
+    {"uuid6", (PyCFunction)(void (*)(void))speedups_uuid6, METH_FASTCALL | METH_KEYWORDS,
+     "uuid6($module, /, node=None, clock_seq=None)\n--\n\n"
+     "A new UUIDv6 with a fresh pseudorandom clock_seq and node unless given.\n\n"
+     "References: RFC 9562 §5.6, §6.10."},
+    {"_publish_default_gregorian", publish_default_gregorian, METH_O,
+     "_publish_default_gregorian(core): the core behind uuid1() (version 1) or uuid6() "
+     "(version 6), set once per process."},
+    {NULL, NULL, 0, NULL},
+};
+
 int uk_gregorian_add(PyObject *module)
 {
     static int atfork_registered;
@@ -569,5 +643,5 @@ int uk_gregorian_add(PyObject *module)
         Py_DECREF(&core_type);
         return -1;
     }
-    return 0;
+    return PyModule_AddFunctions(module, default_methods);
 }

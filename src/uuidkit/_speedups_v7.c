@@ -748,7 +748,55 @@ static PyObject *v7_bulk_block(PyObject *module, PyObject *const *args, Py_ssize
     return answer;
 }
 
+/* --- uuidkit.uuid7 ----------------------------------------------------------------------- */
+
+/* The V7Core of the process-wide default generator (uuidkit.generators.DEFAULT_V7), set once
+   by _publish_default_v7. uuidkit.uuid7 is the module function below, a plain builtin
+   function whose self is this module: it pickles, copies and serializes by its name, is not
+   iterable and has no method that could touch the shared state. */
+static PyObject *default_v7_core;
+
+static PyObject *speedups_uuid7(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames)
+{
+    (void)module;
+    (void)args;
+    if (uk_no_arguments("uuid7", nargs, kwnames) < 0) {
+        return NULL;
+    }
+    if (default_v7_core == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "uuid7: the default generator is not published");
+        return NULL;
+    }
+    return core_next((v7_core *)default_v7_core);
+}
+
+/* _publish_default_v7(core): the core behind uuid7(); once per process, never replaced, so
+   no caller can swap the shared generator for one whose values go backwards. */
+static PyObject *publish_default_v7(PyObject *module, PyObject *core)
+{
+    (void)module;
+    if (!Py_IS_TYPE(core, &v7_core_type)) {
+        PyErr_SetString(PyExc_TypeError, "_publish_default_v7: expected a V7Core");
+        return NULL;
+    }
+    if (default_v7_core != NULL && default_v7_core != core) {
+        PyErr_SetString(PyExc_RuntimeError, "_publish_default_v7: already published");
+        return NULL;
+    }
+    Py_XSETREF(default_v7_core, Py_NewRef(core));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef v7_methods[] = {
+    {"uuid7", (PyCFunction)(void (*)(void))speedups_uuid7, METH_FASTCALL | METH_KEYWORDS,
+     "uuid7($module, /)\n--\n\n"
+     "A new UUIDv7 from the process-wide default generator, greater than every earlier value "
+     "of it.\n\n"
+     "Thread-safe and fork-safe; in steady state the timestamp is the clock's millisecond.\n\n"
+     "References: RFC 9562 §5.7, §6.2."},
+    {"_publish_default_v7", publish_default_v7, METH_O,
+     "_publish_default_v7(core): the V7Core behind uuid7(), set once per process."},
     {"v7_bulk_block", (PyCFunction)(void (*)(void))v7_bulk_block, METH_FASTCALL,
      "v7_bulk_block(prefix, counter, counter_bits, increment_bits, count, random_bytes, kind) "
      "-> (block, first, last, new_counter) | None: count increasing UUIDv7 values of one "

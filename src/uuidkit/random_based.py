@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from uuidkit._accel import compiled
+from uuidkit._accel import compiled_default
 from uuidkit._bits import (
     FRAME_HIGH_SHIFT,
     FRAME_MID_SHIFT,
@@ -83,6 +83,8 @@ def uuid8(a: int | None = None, b: int | None = None, c: int | None = None) -> U
     return from_int_unchecked(stamp(value, 8))
 
 
-# The compiled twins (uuidkit._accel), when the accelerator is built.
-uuid4 = compiled(uuid4)
-uuid8 = compiled(uuid8)
+# The compiled twins (uuidkit._accel) when the accelerator is built: plain builtin functions
+# published as uuidkit.uuid4 and uuidkit.uuid8, the names pickle and Django's migration
+# writer look up (``UUIDField(default=uuidkit.uuid4)``).
+uuid4 = compiled_default(uuid4)
+uuid8 = compiled_default(uuid8)

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Iterator
 from types import ModuleType
 
 import pytest
+
+from uuidkit.integrations.pgcluster import Cluster, ClusterUnavailable, start_cluster
 
 REQUIRED = os.environ.get("UUIDKIT_REQUIRE_POSTGRES") == "1"
 
@@ -30,3 +33,17 @@ def require_module(name: str) -> ModuleType:
     except ImportError:
         unavailable(f"{name} is not installed (pip install -e '.[test]')")
         raise  # unreachable: unavailable() raises
+
+
+def throwaway_cluster() -> Iterator[Cluster]:
+    """A throwaway cluster for as long as the generator runs (skip or, under CI, fail if none
+    can start): the body of each test module's ``pg_cluster`` fixture."""
+    try:
+        cluster = start_cluster({"fsync": "off", "synchronous_commit": "off"})
+    except ClusterUnavailable as error:
+        unavailable(f"no PostgreSQL server can be started: {error}")
+        raise
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pg_support import require_module, unavailable
+from pg_support import require_module, throwaway_cluster
 
 import uuidkit
 from uuidkit.generators import build_v7_pg18, uuid7_pg18
-from uuidkit.integrations.pgcluster import Cluster, ClusterUnavailable, start_cluster
+from uuidkit.integrations.pgcluster import Cluster
 
 VECTORS = Path(__file__).resolve().parent.parent / "vectors"
 
@@ -47,16 +47,8 @@ def _vectors(name: str) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def pg_cluster() -> Iterator[Cluster]:
-    """One throwaway cluster for this module (skip or, under CI, fail if none can start)."""
-    try:
-        cluster = start_cluster({"fsync": "off", "synchronous_commit": "off"})
-    except ClusterUnavailable as error:
-        unavailable(f"no PostgreSQL server can be started: {error}")
-        raise
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
+    """One throwaway cluster for this module."""
+    yield from throwaway_cluster()
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,7 @@ References: RFC 9562 §5.1, §5.6, §6.9, §6.10; RFC 4122 §4.2.1.
 
 from __future__ import annotations
 
-import types
-
-from uuidkit._accel import SPEEDUPS
+from uuidkit._accel import SPEEDUPS, public_function
 from uuidkit.generators.gregorian import V1Generator, V6Generator
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
@@ -28,20 +26,24 @@ DEFAULT_V6: Final = V6Generator()
 
 
 def _published(generator: _GregorianGenerator, reference: Callable[..., UUID], name: str) -> Any:
-    """``generator.next`` (one Python frame, or the compiled core) as the module function.
+    """The generator's hot path as the plain function ``uuidkit.<name>`` (also its ``next``).
 
-    ``reference`` is the documented twin: same signature and result, one frame more. The
-    published function carries its name, docstring and ``__wrapped__`` (so ``help``,
-    ``inspect.signature`` and pickle see the reference).
+    With the accelerator: the C module's builtin ``name``, which finds this generator's
+    core in the module (pickle, :mod:`copy` and Django's migration writer take it for a
+    function, by its name). On the pure path: the generator's one-frame ``next``, carrying
+    the docstring and ``__wrapped__`` (for ``inspect.signature``) of ``reference``, its
+    documented twin: same signature and result, one frame more.
     """
     function: Any = generator.next
     generator._engine.name_next(name, function)  # the compiled core's fallback too
-    if SPEEDUPS is not None and not isinstance(function, types.FunctionType):
-        function = SPEEDUPS.twin(function)
-    function.__module__, function.__doc__ = reference.__module__, reference.__doc__
-    function.__name__ = function.__qualname__ = name
-    function.__wrapped__ = reference
-    return function
+    core = generator._engine.core
+    if core is not None:
+        SPEEDUPS._publish_default_gregorian(core)
+        function = getattr(SPEEDUPS, name)
+        generator.next = function  # the core itself stays private to the generator
+    else:
+        function.__doc__, function.__wrapped__ = reference.__doc__, reference
+    return public_function(function, name)
 
 
 def _uuid1(node: int | None = None, clock_seq: int | None = None) -> UUID:

@@ -47,11 +47,11 @@ References: RFC 9562 §5.7, §6.2 (Method 3), §6.9; PostgreSQL 18 ``uuidv7()``.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from typing import Final
 from uuid import UUID
 
 from uuidkit import _system
+from uuidkit._accel import public_function
 from uuidkit._bits import MASK_62, pack_frame
 from uuidkit._construct import from_int_unchecked
 from uuidkit.errors import InvalidField
@@ -199,6 +199,18 @@ class PG18V7Generator:
 #: The generator behind :func:`uuid7_pg18`.
 DEFAULT_PG18_V7: Final = PG18V7Generator()
 
-#: A new UUIDv7 laid out as PostgreSQL 18's ``uuidv7()`` lays it out.
-#: References: RFC 9562 §6.2 Method 3; PostgreSQL 18 ``uuidv7()``.
-uuid7_pg18: Final[Callable[[], UUID]] = DEFAULT_PG18_V7.__call__
+
+def uuid7_pg18() -> UUID:
+    """A new UUIDv7 laid out as PostgreSQL 18's ``uuidv7()`` lays it out, from
+    :data:`DEFAULT_PG18_V7`: strictly greater than the previous one from this process.
+
+    A plain function (not the generator's bound method), published as
+    ``uuidkit.generators.uuid7_pg18``: pickle, :mod:`copy` and Django's migration writer
+    find it by that name.
+
+    References: RFC 9562 §6.2 Method 3; PostgreSQL 18 ``uuidv7()``.
+    """
+    return DEFAULT_PG18_V7()
+
+
+public_function(uuid7_pg18, "uuid7_pg18", "uuidkit.generators")
