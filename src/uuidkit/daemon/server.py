@@ -1,4 +1,4 @@
-"""The API server: a Unix stream socket speaking the JSON-lines protocol of uuidkit.uiap.api.
+"""The API server: a Unix stream socket speaking the JSON-lines protocol of uuidkit.uiapd.api.
 
 The socket file is created with mode 0660 and never exists with wider permissions: it is
 bound inside a fresh private directory (mode 0700, random name, next to the target) under
@@ -11,7 +11,7 @@ two daemons starting on one path take turns instead of both replacing the same s
 On stop the socket file is removed, under the same lock, only if it is still the one this
 process created (same device and inode).
 
-Every client is isolated: a line longer than :data:`~uuidkit.uiap.api.MAX_LINE_OCTETS`,
+Every client is isolated: a line longer than :data:`~uuidkit.uiapd.api.MAX_LINE_OCTETS`,
 half a line followed by silence for ``request_timeout`` seconds, no request at all for
 ``idle_timeout`` seconds (except on a connection that watches or holds
 ``release_on_disconnect`` claims), more than ``max_clients``
@@ -40,7 +40,7 @@ from typing import Any
 
 from uuidkit.daemon.config import DaemonConfig
 from uuidkit.daemon.service import ClaimService
-from uuidkit.uiap.api import (
+from uuidkit.uiapd.api import (
     MAX_LINE_OCTETS,
     PROTOCOL_VERSION,
     APIError,

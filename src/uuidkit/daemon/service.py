@@ -27,14 +27,6 @@ from typing import Any, Protocol
 from uuidkit.daemon.config import MAX_CLAIMS_CEILING
 from uuidkit.daemon.record import ClaimRecord
 from uuidkit.daemon.state import AfterWrite, StateStore, StateWriter
-from uuidkit.uiap.api import (
-    APIError,
-    ClaimParams,
-    ErrorCode,
-    finite_or_none,
-    parse_claim_params,
-    space_to_json,
-)
 from uuidkit.uiap.domain import DomainID
 from uuidkit.uiap.engine_types import LIFETIME_INFINITE, EngineConfig
 from uuidkit.uiap.events import (
@@ -46,6 +38,14 @@ from uuidkit.uiap.events import (
     Event,
 )
 from uuidkit.uiap.space import UIDSpace
+from uuidkit.uiapd.api import (
+    APIError,
+    ClaimParams,
+    ErrorCode,
+    finite_or_none,
+    parse_claim_params,
+    space_to_json,
+)
 
 __all__ = ["ClaimRecord", "ClaimService", "Node"]
 
