@@ -89,8 +89,7 @@ class Host:
             node._timer.cancel()  # type: ignore[attr-defined]
         if server is not None:
             server._identity = None  # a killed process removes nothing
-            if server._server is not None:
-                server._server.close()
+            server.stop_accepting()
             for client in server.clients:
                 client.writer.transport.abort()
         task.cancel()
