@@ -38,7 +38,7 @@ from uuidkit.daemon.localsite import LocalSite
 from uuidkit.daemon.main import Daemon
 from uuidkit.uiap import DomainID, Engine, EngineConfig, Message, MessageType, UIDSpace, encode
 from uuidkit.uiap.auth import Authenticator, SiteKeys
-from uuidkit.uiap.client import AsyncClient, Client
+from uuidkit.uiapd.client import AsyncClient, Client
 
 DOMAIN = DomainID.parse("0fff:0000:00b0:0000")
 QUICK = "--quick" in sys.argv

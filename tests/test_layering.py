@@ -1,35 +1,217 @@
-"""Import rules of DESIGN.md "Layers", enforced on the source tree rather than by memory.
+"""The layer table of docs/architecture.md, enforced on the source tree rather than by memory.
 
-An import under ``if TYPE_CHECKING:`` is for annotations only and does not count.
+:data:`LAYERS` is the one statement of the rules: which files make up each layer, which other
+layers it may import at run time, and which standard-library modules it never imports. The
+tests below check every module of ``src/uuidkit`` against it, check that the table itself
+keeps the project's headline rules (the protocol knows neither the UUID core nor the
+transport, the daemon knows no generator, nothing imports the command line, ...), and check
+that docs/architecture.md shows exactly this table.
+
+An import under ``if TYPE_CHECKING:`` is for annotations only and does not count; an import
+inside a function does (it runs when the function does).
 """
 
 from __future__ import annotations
 
 import ast
+import fnmatch
+import importlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "src" / "uuidkit"
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "src" / "uuidkit"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
 
-COMPOSITION_ROOTS = {"cli", "daemon", "__main__"}
-OUTER_LAYERS = {"uiap", "net", "integrations", "testing", "bridge"} | COMPOSITION_ROOTS
-#: uiap/ and testing/ are sans-I/O (UIAP engine issue): no real time, sockets or threads.
-SANS_IO_FORBIDDEN = {"asyncio", "socket", "time", "threading", "selectors"}
-#: The API client is the one module of uiap/ with a socket: applications import it next to
-#: the types they pass to it; the protocol engine and the API schema stay sans-I/O.
-SANS_IO_EXEMPT = {"uiap/client.py"}
-#: Only uuidkit._system reads the system clock and entropy (DESIGN.md "Two clocks").
-CLOCK_AND_ENTROPY = {"time", "secrets", "random"}
+#: Only the system layer reads the system clock and the operating system's entropy.
+CLOCK_AND_ENTROPY = ("random", "secrets", "time")
+#: What a sans-I/O layer never touches: sockets, event loops, threads, real time.
+SANS_IO = ("asyncio", "selectors", "socket", "threading", "time")
+#: Written in a layer's ``may_import`` for the composition root.
+EVERY_LAYER = "*"
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One row of the table. ``files`` are paths under ``src/uuidkit``: ``"dir/"`` is a whole
+    package, a name without ``/`` is a top-level module (``*`` matches any name), anything
+    else one file. A file belongs to the layer whose entry names it most exactly."""
+
+    name: str
+    role: str
+    files: tuple[str, ...]
+    may_import: tuple[str, ...]
+    never_imports: tuple[str, ...] = ()
+
+
+LAYERS: tuple[Layer, ...] = (
+    Layer("errors", "the one error hierarchy", ("errors.py",), (), CLOCK_AND_ENTROPY),
+    Layer("system", "the one reader of the system clock and entropy", ("_system.py",), ("errors",)),
+    Layer(
+        "safe files",
+        "every file uuidkit writes: atomic replace, no symlinks, owner and mode checks",
+        ("_safefile.py",),
+        ("errors", "system"),
+        CLOCK_AND_ENTROPY,
+    ),
+    Layer(
+        "UUID core",
+        "RFC 9562: layouts, parsing, formatting, timestamps, encodings, the accelerator",
+        ("*.py", "*.c"),
+        ("errors", "system"),
+        CLOCK_AND_ENTROPY,
+    ),
+    Layer(
+        "generators",
+        "time-based generators and their one policy engine",
+        ("generators/",),
+        ("errors", "system", "safe files", "UUID core"),
+        CLOCK_AND_ENTROPY,
+    ),
+    Layer(
+        "arrays",
+        "bulk arrays; the only importer of numpy and pyarrow",
+        ("bulk.py",),
+        ("errors", "system", "UUID core", "generators"),
+        CLOCK_AND_ENTROPY,
+    ),
+    Layer(
+        "public API",
+        "`import uuidkit`; loads generators and arrays lazily",
+        ("__init__.py",),
+        ("errors", "system", "UUID core", "generators", "arrays"),
+        CLOCK_AND_ENTROPY,
+    ),
+    Layer(
+        "protocol",
+        "UIAP sans-I/O: wire format, number spaces, engine, authentication",
+        ("uiap/",),
+        ("errors",),
+        (*SANS_IO, "random"),
+    ),
+    Layer(
+        "simulator",
+        "the deterministic network simulator",
+        ("testing/",),
+        ("errors", "protocol"),
+        SANS_IO,
+    ),
+    Layer(
+        "API schema",
+        "the daemon's JSON-lines requests, replies and error codes",
+        ("uiapd/",),
+        ("errors", "protocol"),
+        (*SANS_IO, "random"),
+    ),
+    Layer(
+        "API client",
+        "blocking and asyncio clients of the daemon",
+        ("uiapd/client.py",),
+        ("errors", "protocol", "API schema"),
+    ),
+    Layer(
+        "transport",
+        "sockets and the asyncio driver around the engine",
+        ("net/",),
+        ("errors", "system", "safe files", "protocol"),
+    ),
+    Layer(
+        "daemon",
+        "the UIAP service: configuration, state, the API server",
+        ("daemon/",),
+        ("errors", "system", "safe files", "protocol", "transport", "API schema"),
+    ),
+    Layer(
+        "bridge",
+        "node IDs claimed through the daemon, for the node-bound generators",
+        ("bridge/",),
+        ("errors", "system", "UUID core", "generators", "protocol", "API schema", "API client"),
+    ),
+    Layer(
+        "integrations",
+        "database glue; each module imports its own dependency",
+        ("integrations/",),
+        ("errors", "system", "UUID core", "generators"),
+    ),
+    Layer("CLI", "the composition root", ("cli/", "__main__.py"), (EVERY_LAYER,)),
+)
+
+#: Imports the table does not allow yet, each with the change that removes it:
+#: (importing file, imported file) -> why it is still there.
+EXCEPTIONS: dict[tuple[str, str], str] = {
+    ("net/device_id.py", "generators/statefile.py"): (
+        "until the device-ID file is written through the safe-file module"
+    ),
+}
+
+BY_NAME = {layer.name: layer for layer in LAYERS}
+
+
+def _specificity(spec: str, relative: str) -> int:
+    """How exactly ``spec`` names ``relative`` (0: not at all)."""
+    if spec == relative:
+        return 3
+    if spec.endswith("/") and relative.startswith(spec):
+        return 2
+    if "/" not in spec and "/" not in relative and fnmatch.fnmatchcase(relative, spec):
+        return 1
+    return 0
+
+
+def layer_of(relative: str) -> Layer:
+    """The layer of the file ``relative`` (a path under ``src/uuidkit``)."""
+    scored = sorted(
+        ((max(_specificity(s, relative) for s in layer.files), layer) for layer in LAYERS),
+        key=lambda pair: pair[0],
+        reverse=True,
+    )
+    (best, layer), (runner_up, other) = scored[0], scored[1]
+    assert best, f"{relative} is in no layer: add it to LAYERS and the docs' table"
+    assert best > runner_up, f"{relative} is in both {layer.name} and {other.name}"
+    return layer
+
+
+def allowed(layer: Layer) -> set[str]:
+    if EVERY_LAYER in layer.may_import:
+        return set(BY_NAME)
+    return {layer.name, *layer.may_import}
+
+
+def reachable(name: str) -> set[str]:
+    """Every layer ``name`` may reach through chains of allowed imports (itself only
+    through a cycle)."""
+    seen: set[str] = set()
+    todo = [name]
+    while todo:
+        current = todo.pop()
+        for following in allowed(BY_NAME[current]) - {current} - seen:
+            seen.add(following)
+            todo.append(following)
+    return seen
 
 
 def _module_files() -> list[Path]:
     return sorted(PACKAGE.rglob("*.py"))
 
 
-def _subpackage(path: Path) -> str:
-    relative = path.relative_to(PACKAGE)
-    return relative.parts[0].removesuffix(".py")
+def _relative(path: Path) -> str:
+    return path.relative_to(PACKAGE).as_posix()
+
+
+def _resolve(module: str) -> str | None:
+    """The file under ``src/uuidkit`` that defines ``module`` (a dotted name, possibly ending
+    in a name imported from it), or None for a module outside uuidkit."""
+    parts = module.split(".")
+    if parts[0] != "uuidkit":
+        return None
+    for end in range(len(parts), 0, -1):
+        base = PACKAGE.joinpath(*parts[1:end])
+        for candidate in (base / "__init__.py", base.with_suffix(".py"), base.with_suffix(".c")):
+            if (end > 1 or candidate.name == "__init__.py") and candidate.is_file():
+                return _relative(candidate)
+    raise AssertionError(f"{module} names no file of uuidkit")
 
 
 def _is_type_checking_block(node: ast.AST) -> bool:
@@ -37,14 +219,14 @@ def _is_type_checking_block(node: ast.AST) -> bool:
 
 
 def _imports(path: Path) -> set[str]:
-    """Absolute names of every module imported at run time by ``path``."""
+    """Absolute names of every module (or ``module.name``) imported at run time by ``path``."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    names: set[str] = set()
     skipped: set[int] = set()
     for node in ast.walk(tree):
         if _is_type_checking_block(node):
             skipped.update(id(child) for child in ast.walk(node))
     package_parts = ["uuidkit", *path.relative_to(PACKAGE).parts[:-1]]
+    names: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in skipped:
             continue
@@ -56,40 +238,107 @@ def _imports(path: Path) -> set[str]:
                 module = ".".join([*base, node.module] if node.module else base)
             else:
                 module = node.module or ""
-            names.add(module)
+            # ``from uuidkit import _system`` imports the module uuidkit._system; the name
+            # resolves to the module it lives in when it is not a module itself.
             names.update(f"{module}.{alias.name}" for alias in node.names)
     return names
 
 
-def _top(name: str) -> str:
-    return name.split(".")[0]
+def _violations(relative: str, imported: set[str]) -> list[str]:
+    layer = layer_of(relative)
+    found = [
+        f"{relative} ({layer.name}) imports {name}, never allowed there"
+        for name in imported
+        if name.split(".")[0] in layer.never_imports
+    ]
+    for name in imported:
+        target = _resolve(name)
+        if target is None or target == relative or (relative, target) in EXCEPTIONS:
+            continue
+        target_layer = layer_of(target).name
+        if target_layer not in allowed(layer):
+            found.append(f"{relative} ({layer.name}) imports {name} ({target_layer})")
+    return found
 
 
-def _uuidkit_subpackage(name: str) -> str | None:
-    parts = name.split(".")
-    return parts[1] if parts[0] == "uuidkit" and len(parts) > 1 else None
+@pytest.mark.parametrize("path", _module_files(), ids=_relative)
+def test_every_module_keeps_its_layers_rules(path: Path) -> None:
+    assert _violations(_relative(path), _imports(path)) == []
 
 
-@pytest.mark.parametrize("path", _module_files(), ids=lambda p: str(p.relative_to(PACKAGE)))
-def test_import_rules(path: Path) -> None:
-    layer = _subpackage(path)
-    imported = _imports(path)
-    imported_layers = {_uuidkit_subpackage(name) for name in imported} - {None}
-    if layer not in OUTER_LAYERS:
-        assert not imported_layers & OUTER_LAYERS, f"core module imports {imported_layers}"
-        if path.name != "_system.py":
-            assert not {_top(n) for n in imported} & CLOCK_AND_ENTROPY, (
-                "only uuidkit._system may read the system clock or entropy"
-            )
-    if layer not in COMPOSITION_ROOTS:
-        assert not imported_layers & COMPOSITION_ROOTS, "nothing imports a composition root"
-    exempt = str(path.relative_to(PACKAGE)) in SANS_IO_EXEMPT
-    if layer in {"uiap", "testing"} and not exempt:
-        assert not {_top(n) for n in imported} & SANS_IO_FORBIDDEN, "uiap/ is sans-I/O"
-        assert "net" not in imported_layers
-    if layer == "uiap":
-        assert "random" not in {_top(n) for n in imported}, "randomness is passed in"
-        assert "testing" not in imported_layers
+def test_the_check_catches_a_forbidden_import() -> None:
+    # Each headline rule, broken once on purpose, is reported.
+    assert _violations("uiap/message.py", {"uuidkit._bits.check_field"})
+    assert _violations("uiap/engine.py", {"uuidkit.net.node"})
+    assert _violations("uiap/engine.py", {"asyncio"})
+    assert _violations("net/node.py", {"uuidkit.generators.v7"})
+    assert _violations("daemon/service.py", {"uuidkit.generators"})
+    assert _violations("daemon/server.py", {"uuidkit.uiapd.client.Client"})
+    assert _violations("bridge/uiap_source.py", {"uuidkit.daemon.main"})
+    assert _violations("generators/v7.py", {"uuidkit.cli.main"})
+    assert _violations("uiapd/api.py", {"uuidkit.uiapd.client"})
+    assert _violations("layouts.py", {"time"})
+    assert not _violations("bridge/uiap_source.py", {"uuidkit.uiapd.client.Client"})
+
+
+def test_every_file_is_in_exactly_one_layer() -> None:
+    for path in [*_module_files(), *PACKAGE.glob("*.c")]:
+        layer_of(_relative(path))  # asserts
+
+
+def test_the_lazy_loads_of_the_public_api_are_allowed_imports() -> None:
+    uuidkit = importlib.import_module("uuidkit")
+    lazy = {*uuidkit._LAZY.values(), *(f"uuidkit.{name}" for name in uuidkit._LAZY_SUBMODULES)}
+    for module in lazy:
+        target = _resolve(module)
+        assert target is not None
+        assert layer_of(target).name in allowed(BY_NAME["public API"]), module
+
+
+def test_the_table_keeps_the_headline_rules() -> None:
+    for layer in LAYERS:
+        assert set(layer.may_import) <= {*BY_NAME, EVERY_LAYER}, layer.name
+        assert layer.name not in reachable(layer.name), f"{layer.name} is on a cycle"
+    assert reachable("protocol").isdisjoint({"UUID core", "system", "transport", "generators"})
+    assert reachable("simulator").isdisjoint({"UUID core", "system", "transport"})
+    assert "generators" not in reachable("transport")
+    assert reachable("daemon").isdisjoint({"generators", "UUID core", "API client", "bridge"})
+    assert "API client" in allowed(BY_NAME["bridge"])
+    assert "daemon" not in reachable("bridge")
+    assert reachable("API client").isdisjoint({"daemon", "transport"})
+    assert [layer.name for layer in LAYERS if "CLI" in allowed(layer)] == ["CLI"]
+    for (importer, imported), why in EXCEPTIONS.items():
+        assert why and layer_of(imported).name not in allowed(layer_of(importer))
+
+
+def _code(items: tuple[str, ...]) -> str:
+    return ", ".join(f"`{item}`" for item in items)
+
+
+def table_markdown() -> str:
+    """The layer table as docs/architecture.md shows it."""
+    lines = [
+        "| layer | what | files under `src/uuidkit/` | may import (besides itself) "
+        "| never imports |",
+        "|---|---|---|---|---|",
+    ]
+    for layer in LAYERS:
+        may = "every layer" if EVERY_LAYER in layer.may_import else ", ".join(layer.may_import)
+        lines.append(
+            f"| {layer.name} | {layer.role} | {_code(layer.files)} | {may or 'nothing'} "
+            f"| {_code(tuple(sorted(layer.never_imports))) or '-'} |"
+        )
+    for (importer, imported), why in EXCEPTIONS.items():
+        lines.append(f"\nException: `{importer}` imports `{imported}` {why}.")
+    return "\n".join(lines) + "\n"
+
+
+def test_the_docs_show_exactly_this_table() -> None:
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    assert table_markdown() in text, (
+        "docs/architecture.md's layer table differs from tests/test_layering.py's LAYERS; "
+        "paste the output of table_markdown()"
+    )
 
 
 @pytest.mark.parametrize(
@@ -99,7 +348,8 @@ def test_import_rules(path: Path) -> None:
 )
 def test_simulator_uses_only_seeded_random_instances(path: Path) -> None:
     """testing/ may import :mod:`random` only to make seeded ``random.Random`` instances:
-    the module-level functions share one unseeded global state (DESIGN.md example 9)."""
+    the module-level functions share one unseeded global state, so a seed would not replay
+    a run."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module == "random":

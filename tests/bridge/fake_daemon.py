@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from uuidkit.uiap.api import decode_line, encode_event, encode_reply
+from uuidkit.uiapd.api import decode_line, encode_event, encode_reply
 
 
 class FakeDaemon:

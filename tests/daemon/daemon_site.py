@@ -16,7 +16,7 @@ from typing import Any
 from uuidkit.daemon.config import DaemonConfig
 from uuidkit.daemon.localsite import LocalSite
 from uuidkit.daemon.main import Daemon
-from uuidkit.uiap.client import AsyncClient
+from uuidkit.uiapd.client import AsyncClient
 
 DOMAIN = "0fff:0000:00d0:0000"
 #: Fast timers: a new claim takes 3 x 0.02 + 0.05 s; outcomes are asserted, not timings.
@@ -89,8 +89,7 @@ class Host:
             node._timer.cancel()  # type: ignore[attr-defined]
         if server is not None:
             server._identity = None  # a killed process removes nothing
-            if server._server is not None:
-                server._server.close()
+            server.stop_accepting()
             for client in server.clients:
                 client.writer.transport.abort()
         task.cancel()

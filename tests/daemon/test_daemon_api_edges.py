@@ -20,9 +20,9 @@ import pytest
 from daemon_site import DOMAIN, WAIT_S, running
 
 from uuidkit.daemon.server import SocketError, bind_api_socket
-from uuidkit.uiap.api import MAX_LINE_OCTETS, APIError, ErrorCode
-from uuidkit.uiap.client import AsyncClient
 from uuidkit.uiap.space import UIDSpace
+from uuidkit.uiapd.api import MAX_LINE_OCTETS, APIError, ErrorCode
+from uuidkit.uiapd.client import AsyncClient
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -285,7 +285,7 @@ def test_one_user_cannot_take_every_slot(tmp_path: Path) -> None:
 
 _OTHER_USER = """
 import os, sys
-from uuidkit.uiap.client import Client
+from uuidkit.uiapd.client import Client
 from uuidkit.uiap import UIDSpace
 os.setgid(65534); os.setuid(65534)
 client = Client(sys.argv[1])

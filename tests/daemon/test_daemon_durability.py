@@ -20,8 +20,8 @@ import pytest
 from daemon_site import DOMAIN, WAIT_S, running
 
 from uuidkit.daemon.state import FileOps
-from uuidkit.uiap.api import APIError
 from uuidkit.uiap.space import UIDSpace
+from uuidkit.uiapd.api import APIError
 
 ROOT = Path(__file__).resolve().parents[2]
 X = UIDSpace.unique(b"\x3c")

@@ -22,11 +22,11 @@ from daemon_site import DOMAIN, WAIT_S, running
 from uuidkit.daemon.config import MAX_CLAIMS_CEILING, ConfigError, DaemonConfig
 from uuidkit.daemon.record import ClaimRecord
 from uuidkit.daemon.state import MAX_STATE_OCTETS
-from uuidkit.uiap.api import APIError, ClaimParams, encode_reply, parse_claim_params
-from uuidkit.uiap.client import MAX_REPLY_OCTETS, Client
 from uuidkit.uiap.domain import DomainID
 from uuidkit.uiap.engine_types import LIFETIME_INFINITE
 from uuidkit.uiap.space import UIDSpace
+from uuidkit.uiapd.api import APIError, ClaimParams, encode_reply, parse_claim_params
+from uuidkit.uiapd.client import MAX_REPLY_OCTETS, Client
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from daemon_site import DOMAIN, WAIT_S, next_event, running
 
-from uuidkit.uiap.api import APIError, ErrorCode
 from uuidkit.uiap.events import ClaimLost, LossReason
 from uuidkit.uiap.space import UIDSpace
+from uuidkit.uiapd.api import APIError, ErrorCode
 
 X = UIDSpace.unique(b"\x2a")
 Y = UIDSpace.unique(b"\x2b")

@@ -24,8 +24,8 @@ import pytest
 from daemon_site import DOMAIN, WAIT_S, running
 
 from uuidkit.daemon.state import FileOps, RetryPolicy, StateStore, StateWriter
-from uuidkit.uiap.api import APIError
 from uuidkit.uiap.space import UIDSpace
+from uuidkit.uiapd.api import APIError
 
 ROOT = Path(__file__).resolve().parents[2]
 X = UIDSpace.unique(b"\x5a")

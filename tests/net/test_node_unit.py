@@ -3,6 +3,7 @@ node counts and carries on (nothing from the network, or from a plug-in, stops i
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 from uuidkit.net import (
@@ -14,7 +15,7 @@ from uuidkit.net import (
     TransportDrop,
     UIAPNode,
 )
-from uuidkit.uiap import DomainID, UIDSpace
+from uuidkit.uiap import ClaimFailed, DomainID, Event, FailureReason, UIDSpace
 
 DOMAIN = DomainID.parse("0fff:0000:00e0:0000")
 E0 = InterfaceInfo("e0", 7, 0x1043, ("fe80::1",), (), None)
@@ -62,3 +63,29 @@ def test_an_authenticator_that_raises_on_seal_costs_that_datagram_only() -> None
     assert node.stats.send_failed == {SendFailure.SEAL: 1}
     assert recorder.sent == []
     assert node.engine.get_timer() is not None  # the claim goes on: its timer is armed
+
+
+def test_the_events_of_a_claim_arrive_after_claim_returns() -> None:
+    """A claim that fails at once (a local conflict) is reported from the loop's next turn,
+    not from inside claim(): the owner knows the handle before the event naming it."""
+
+    async def main() -> None:
+        delivered: list[Event] = []
+        node = UIAPNode(TransportConfig(), on_event=delivered.append, rng=random.Random(1))
+        node._by_index = {E0.index: E0.name}
+        node._active = {E0.name: E0}
+        node.engine.add_interface(E0.name)
+        recorder = Recorder()
+        node._sockets = {Channel.CLAIM: recorder, Channel.REPLY: recorder}  # type: ignore[dict-item]
+        node._loop = asyncio.get_running_loop()
+        space = UIDSpace.unique(b"\x01")
+        node.claim(DOMAIN, space, 60)
+        second = node.claim(DOMAIN, space, 60)
+        assert delivered == []
+        await asyncio.sleep(0)
+        assert delivered == [ClaimFailed(second, FailureReason.LOCAL_CONFLICT, DOMAIN, space)]
+        assert recorder.sent  # the first claim's attempt went out at once
+        node._sockets = {}  # the recorder has no file descriptor to unregister
+        await node.stop()
+
+    asyncio.run(main())

@@ -20,7 +20,7 @@ from typing import Any
 
 from uuidkit.bridge import UIAPNodeSource, node_bound_generator
 from uuidkit.generators import NodeEvent
-from uuidkit.uiap.client import Client
+from uuidkit.uiapd.client import Client
 
 LAYOUT_VERSIONS = (1, 6, 7, 8)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from netns_topology import ROOT, WAIT_S, Network
 
-from uuidkit.uiap.client import Client
+from uuidkit.uiapd.client import Client
 
 DOMAIN = "0fff:0000:00d1:0000"
 #: Fast timers: claims take tens of milliseconds. Outcomes are asserted, never timings.

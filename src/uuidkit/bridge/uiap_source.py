@@ -57,10 +57,10 @@ from uuidkit.generators.nodesource import (
     NodeLease,
     NodeListener,
 )
-from uuidkit.uiap.api import PROTOCOL_VERSION, APIError, ErrorCode, decode_line
-from uuidkit.uiap.client import ClaimResult, Client
 from uuidkit.uiap.numberspaces import UUID_NODE_ID_DOMAIN, node_id_uid
 from uuidkit.uiap.space import UIDSpace
+from uuidkit.uiapd.api import PROTOCOL_VERSION, APIError, ErrorCode, decode_line
+from uuidkit.uiapd.client import ClaimResult, Client
 
 __all__ = ["OnNodeLoss", "UIAPNodeSource", "node_bound_generator"]
 

@@ -194,8 +194,8 @@ def daemon_command(args: argparse.Namespace) -> int:
 
 def _api_call(args: argparse.Namespace, call: Any) -> tuple[int, Any]:
     """Run ``call(client)``; an unreachable daemon or an API error is one line, status 2."""
-    from uuidkit.uiap.api import APIError
-    from uuidkit.uiap.client import Client
+    from uuidkit.uiapd.api import APIError
+    from uuidkit.uiapd.client import Client
 
     try:
         with Client(args.socket) as client:
@@ -295,8 +295,8 @@ def status_command(args: argparse.Namespace) -> int:
 
 def watch_command(args: argparse.Namespace) -> int:
     """Print events as JSON lines until interrupted or the daemon goes away."""
-    from uuidkit.uiap.api import APIError
-    from uuidkit.uiap.client import Client
+    from uuidkit.uiapd.api import APIError
+    from uuidkit.uiapd.client import Client
 
     try:
         for event in Client(args.socket).watch():

@@ -33,7 +33,7 @@ DEFAULT_STATE_DIR: Final = "/var/lib/uuidkit-uiapd"
 #: The most ``max_claims`` may allow, derived from the client's reply limit: the longest
 #: claim in a ``list`` reply (a range of two 255-octet UIDs, UIAP §3.2.3) is about 1,350
 #: octets, so 10,000 of them (13.5 MB) are one reply line a client accepts
-#: (``uuidkit.uiap.client.MAX_REPLY_OCTETS``, 16 MiB) and their state file one the daemon
+#: (``uuidkit.uiapd.client.MAX_REPLY_OCTETS``, 16 MiB) and their state file one the daemon
 #: reads back (``uuidkit.daemon.state.MAX_STATE_OCTETS``).
 MAX_CLAIMS_CEILING: Final = 10_000
 

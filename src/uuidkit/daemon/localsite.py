@@ -112,6 +112,7 @@ class LocalNode:
         self.link_up = True
         self.dropped: Counter[str] = Counter()
         self._timer: asyncio.TimerHandle | None = None
+        self._delivery: asyncio.Handle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def start(self) -> None:
@@ -120,8 +121,10 @@ class LocalNode:
 
     async def stop(self) -> None:
         self.running = False
-        if self._timer is not None:
-            self._timer.cancel()
+        for pending in (self._timer, self._delivery):
+            if pending is not None:
+                pending.cancel()
+        self._timer = self._delivery = None
 
     @property
     def interfaces(self) -> tuple[str, ...]:
@@ -143,12 +146,24 @@ class LocalNode:
         handle = self.engine.claim(
             domain, space, lifetime, self._now(), reclaim=reclaim, proxy=proxy
         )
-        self._after()
+        self._after_request()
         return handle
 
     def release(self, handle: int) -> None:
         self.engine.release(handle, self._now())
-        self._after()
+        self._after_request()
+
+    def _after_request(self) -> None:
+        """As UIAPNode: the events of the owner's own call arrive after it returned."""
+        self._send()
+        self._rearm()
+        if self._delivery is None and self._loop is not None:
+            self._delivery = self._loop.call_soon(self._deliver_requested)
+
+    def _deliver_requested(self) -> None:
+        self._delivery = None
+        if self.running:
+            self._deliver()
 
     def receive(self, data: bytes, source: str, destination: str) -> None:
         if not (self.running and self.link_up):
@@ -175,6 +190,11 @@ class LocalNode:
         }
 
     def _after(self) -> None:
+        self._send()
+        self._deliver()
+        self._rearm()
+
+    def _send(self) -> None:
         for transmit in self.engine.datagrams_to_send():
             destination = GROUP if transmit.destination is MULTICAST else str(transmit.destination)
             data = transmit.data
@@ -182,9 +202,10 @@ class LocalNode:
                 data = self.authenticator.seal(data, self.address, destination, INTERFACE)
             if self.link_up:
                 self.site.send(self.address, destination, data)
+
+    def _deliver(self) -> None:
         while (event := self.engine.next_event()) is not None:
             self.on_event(event)
-        self._rearm()
 
     def _rearm(self) -> None:
         if self._timer is not None:

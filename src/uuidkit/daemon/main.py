@@ -32,6 +32,7 @@ from uuidkit.daemon.notify import notify
 from uuidkit.daemon.server import APIServer
 from uuidkit.daemon.service import ClaimService, Node
 from uuidkit.daemon.state import StateError, StateStore, device_id_of
+from uuidkit.errors import TransportError
 from uuidkit.uiap.auth import Authenticator, AuthError
 from uuidkit.uiap.engine_types import EngineConfig
 from uuidkit.uiap.events import Event
@@ -163,16 +164,14 @@ class Daemon:
             proxy=config.proxy,
             max_claims=config.max_claims,
             max_claims_per_uid=config.max_claims_per_uid,
+            authenticator=self.authenticator,
         )
-        service.authenticator = self.authenticator
         try:
             await service.start(saved)
-        except ValueError as error:
+        except TransportError as error:  # the service has stopped its node
             store.close()
-            field = getattr(error, "field", None) or "interfaces"
-            raise ConfigError(str(error), field) from None
+            raise ConfigError(str(error), error.field or "interfaces") from None
         except OSError as error:
-            await service.node.stop()
             store.close()
             raise ConfigError(f"cannot open the UIAP sockets: {error}", "port") from None
         server = self.server = APIServer(service, config)
@@ -194,8 +193,7 @@ class Daemon:
         await self.stopped.wait()
         self._notify("STOPPING=1\nSTATUS=stopping")
         _log.info("stopping")
-        if server._server is not None:
-            server._server.close()
+        server.stop_accepting()  # no new claims while the service stops
         await service.stop()
         await server.stop()
         store.close()

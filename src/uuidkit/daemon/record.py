@@ -12,7 +12,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from uuidkit.uiap.api import ClaimParams, finite_or_none, space_to_json
+from uuidkit.uiapd.api import ClaimParams, finite_or_none, space_to_json
 
 __all__ = ["ClaimRecord"]
 

@@ -1,4 +1,4 @@
-"""The API server: a Unix stream socket speaking the JSON-lines protocol of uuidkit.uiap.api.
+"""The API server: a Unix stream socket speaking the JSON-lines protocol of uuidkit.uiapd.api.
 
 The socket file is created with mode 0660 and never exists with wider permissions: it is
 bound inside a fresh private directory (mode 0700, random name, next to the target) under
@@ -11,7 +11,7 @@ two daemons starting on one path take turns instead of both replacing the same s
 On stop the socket file is removed, under the same lock, only if it is still the one this
 process created (same device and inode).
 
-Every client is isolated: a line longer than :data:`~uuidkit.uiap.api.MAX_LINE_OCTETS`,
+Every client is isolated: a line longer than :data:`~uuidkit.uiapd.api.MAX_LINE_OCTETS`,
 half a line followed by silence for ``request_timeout`` seconds, no request at all for
 ``idle_timeout`` seconds (except on a connection that watches or holds
 ``release_on_disconnect`` claims), more than ``max_clients``
@@ -40,7 +40,7 @@ from typing import Any
 
 from uuidkit.daemon.config import DaemonConfig
 from uuidkit.daemon.service import ClaimService
-from uuidkit.uiap.api import (
+from uuidkit.uiapd.api import (
     MAX_LINE_OCTETS,
     PROTOCOL_VERSION,
     APIError,
@@ -186,10 +186,14 @@ class APIServer:
         sock, self._identity = bind_api_socket(self._path)
         self._server = await asyncio.start_unix_server(self._accept, sock=sock, backlog=_BACKLOG)
 
-    async def stop(self) -> None:
-        """Stop accepting, close every client, remove the socket file we created."""
+    def stop_accepting(self) -> None:
+        """Accept no new connection; the clients connected go on being served."""
         if self._server is not None:
             self._server.close()
+
+    async def stop(self) -> None:
+        """Stop accepting, close every client, remove the socket file we created."""
+        self.stop_accepting()
         # Let the requests in progress write their replies ("stopping" for abandoned
         # claims), for at most two seconds.
         for _ in range(200):
@@ -362,17 +366,7 @@ class APIServer:
             claim = params.get("claim")
             if not isinstance(claim, str):
                 raise APIError(ErrorCode.BAD_PARAMS, "expected 'claim', a claim ID", "claim")
-            released = self.service.release(claim, client.uid)
-            failure = await self.service.persisted()
-            if failure is not None:
-                raise APIError(
-                    ErrorCode.STATE_WRITE_FAILED,
-                    f"claim {claim} was released (it is no longer defended), but the state "
-                    f"write failed ({failure.strerror or failure}): a restart before the next "
-                    "successful write would reclaim it",
-                    "claim",
-                )
-            return released
+            return await self.service.release(claim, client.uid)
         _no_params(params)
         if method == "list":
             return {"claims": self.service.list_claims()}
@@ -383,25 +377,22 @@ class APIServer:
         return {"watching": True}
 
     def _status(self) -> dict[str, Any]:
-        service = self.service
-        node_status = service.node.status()
-        states: Counter[str] = Counter(record.public_state for record in service.claims.values())
-        auth = _auth_status(service.authenticator)
+        snapshot = self.service.status()
         return {
             "version": PROTOCOL_VERSION,
             "pid": os.getpid(),
-            "device_id": f"{service.node.device_id:016x}",
-            "interfaces": node_status.get("interfaces", []),
-            "claims": dict(states),
-            "counters": node_status,
-            "drops": _drops(node_status) | auth.get("dropped", {}),
+            "device_id": f"{snapshot.device_id:016x}",
+            "interfaces": snapshot.interfaces,
+            "claims": snapshot.claims,
+            "counters": snapshot.counters,
+            "drops": snapshot.drops,
             "api": self.stats(),
-            "events": dict(service.events_sent),
-            "state_write_errors": service.state_write_errors,
-            "state_write_pending": service.writer.pending,
-            "state_write_last_error": service.writer.last_error,
-            "restored": list(service.restored.values()),
-            "auth": auth,
+            "events": snapshot.events,
+            "state_write_errors": snapshot.state_write_errors,
+            "state_write_pending": snapshot.state_write_pending,
+            "state_write_last_error": snapshot.state_write_last_error,
+            "restored": snapshot.restored,
+            "auth": snapshot.auth,
         }
 
     def _watcher(self, client: _Client) -> Any:
@@ -460,27 +451,3 @@ def _no_params(params: Any) -> None:
     if params:
         name = sorted(params)[0]
         raise APIError(ErrorCode.BAD_PARAMS, f"unknown parameter {name!r}", name)
-
-
-def _drops(node_status: dict[str, Any]) -> dict[str, int]:
-    """Every dropped-datagram count of the node by reason (transport, engine, auth)."""
-    drops: Counter[str] = Counter()
-    for part in ("transport", "engine"):
-        drops.update(node_status.get(part, {}).get("dropped", {}))
-    return dict(drops)
-
-
-def _auth_status(authenticator: Any) -> dict[str, Any]:
-    if authenticator is None:
-        return {"enabled": False}
-    stats = authenticator.stats
-    return {
-        "enabled": True,
-        "send_key_id": authenticator.keys.send_key_id,
-        "key_ids": sorted(authenticator.keys.keys),
-        "sealed": stats.sealed,
-        "accepted": stats.accepted,
-        "new_indices": stats.new_indices,
-        "senders": authenticator.senders,
-        "dropped": {reason.value: count for reason, count in stats.dropped.items()},
-    }

@@ -6,6 +6,11 @@ their outcome, keeps held claims in the state directory, reclaims them after a r
 (R flag, UIAP §4.4), renews those the application asked to keep (a reclaim before the
 lifetime ends), and reports every change to the watchers as an event.
 
+Durability is decided here, for every answer alike: a grant is answered once it is on disk
+(one that cannot be written is withdrawn), and a release is answered once it is on disk or
+with ``state-write-failed``. The node hands over the events of a claim only after
+``claim()`` has returned, so every event names a handle the service already knows.
+
 Times: the node's engine runs on ``loop.time()``; claims are stored and reported with Unix
 times (``expires``), converted when an outcome arrives, because a monotonic clock does not
 survive a reboot.
@@ -24,19 +29,19 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from uuidkit.daemon.admission import (
+    check_caps,
+    check_renewable,
+    reclaim_seconds,
+    refuse_joining_another_users_claim,
+)
 from uuidkit.daemon.config import MAX_CLAIMS_CEILING
 from uuidkit.daemon.record import ClaimRecord
 from uuidkit.daemon.state import AfterWrite, StateStore, StateWriter
-from uuidkit.uiap.api import (
-    APIError,
-    ClaimParams,
-    ErrorCode,
-    finite_or_none,
-    parse_claim_params,
-    space_to_json,
-)
+from uuidkit.daemon.status import ServiceStatus, auth_status, node_drops
+from uuidkit.uiap.auth import Authenticator
 from uuidkit.uiap.domain import DomainID
-from uuidkit.uiap.engine_types import LIFETIME_INFINITE, EngineConfig
+from uuidkit.uiap.engine_types import EngineConfig
 from uuidkit.uiap.events import (
     ClaimExpired,
     ClaimFailed,
@@ -46,6 +51,14 @@ from uuidkit.uiap.events import (
     Event,
 )
 from uuidkit.uiap.space import UIDSpace
+from uuidkit.uiapd.api import (
+    APIError,
+    ClaimParams,
+    ErrorCode,
+    finite_or_none,
+    parse_claim_params,
+    space_to_json,
+)
 
 __all__ = ["ClaimRecord", "ClaimService", "Node"]
 
@@ -53,7 +66,13 @@ _log = logging.getLogger("uuidkit.daemon")
 
 
 class Node(Protocol):
-    """What the service needs of a UIAP node (``uuidkit.net.UIAPNode`` has it)."""
+    """What the service needs of a UIAP node (``uuidkit.net.UIAPNode`` has it).
+
+    The node calls ``on_event`` (given to the factory) with every engine event, never from
+    inside :meth:`claim` or :meth:`release`: the events those cause arrive once the call has
+    returned. :meth:`start` raises :class:`~uuidkit.errors.TransportError` (naming the
+    setting in ``field``) or ``OSError`` when the node cannot run as configured.
+    """
 
     device_id: int
 
@@ -78,7 +97,8 @@ class ClaimService:
     """Claims by ID over one node; see the module docstring.
 
     ``node_factory(on_event)`` makes the node; ``engine_config`` gives the timers used to
-    plan renewals; ``wall_clock`` is Unix seconds (injected for tests).
+    plan renewals; ``wall_clock`` is Unix seconds (injected for tests); ``authenticator``
+    is the node's site-key authenticator, if any (its counters appear in :meth:`status`).
     """
 
     def __init__(
@@ -91,6 +111,7 @@ class ClaimService:
         wall_clock: Callable[[], float] = time.time,
         max_claims: int = MAX_CLAIMS_CEILING,
         max_claims_per_uid: int = MAX_CLAIMS_CEILING,
+        authenticator: Authenticator | None = None,
     ) -> None:
         self.node = node_factory(self._on_event)
         self.store = store
@@ -103,9 +124,6 @@ class ClaimService:
         self.max_claims_per_uid = max_claims_per_uid
         self.claims: dict[str, ClaimRecord] = {}
         self._by_handle: dict[int, ClaimRecord] = {}
-        #: Events the node delivered for a handle not yet known (inside ``node.claim``).
-        self._early: dict[int, Event] = {}
-        self._in_claim = False
         self._subscribers: set[Callable[[str, dict[str, Any]], None]] = set()
         #: Claim ID -> outcome of its reclaim after the last start ("pending" until known).
         self.restored: dict[str, dict[str, Any]] = {}
@@ -114,14 +132,20 @@ class ClaimService:
         self._poller: asyncio.TimerHandle | None = None
         self._stopping = False
         self.writer = StateWriter(store, self._snapshot)
-        #: The site-key authenticator, if any (its counters appear in ``status``).
-        self.authenticator: Any = None
+        self.authenticator = authenticator
 
     # ------------------------------------------------------------------ life cycle
 
     async def start(self, saved: dict[str, Any]) -> None:
-        """Start the node, then reclaim every saved claim whose lifetime has not ended."""
-        await self.node.start()
+        """Start the node, then reclaim every saved claim whose lifetime has not ended.
+
+        Raises what the node's start raises (:class:`Node`), with the node stopped again.
+        """
+        try:
+            await self.node.start()
+        except BaseException:
+            await self.node.stop()
+            raise
         self._poll_interfaces()
         now = self.wall_clock()
         for entry in saved.get("claims", []):
@@ -171,9 +195,10 @@ class ClaimService:
         """Make a claim and wait for its outcome (the ``claim`` method's result)."""
         if self._stopping:
             raise APIError(ErrorCode.STOPPING, "the daemon is stopping")
-        self._check_renewable(params)
-        self._refuse_joining_another_users_claim(params, owner_uid)
-        self._check_caps(params, owner_uid)
+        check_renewable(params, self.engine_config)
+        held = self.claims.values()
+        refuse_joining_another_users_claim(held, params, owner_uid)
+        check_caps(held, params, owner_uid, self.max_claims, self.max_claims_per_uid)
         loop = asyncio.get_running_loop()
         record = ClaimRecord(secrets.token_hex(8), params, owner_uid, self.wall_clock())
         record.session = session if params.release_on_disconnect else None
@@ -184,70 +209,11 @@ class ClaimService:
         if existing is not None:
             existing.started = record.started
         target.waiters.append(future)
-        self._drain_early(target)
         return await future
-
-    def _refuse_joining_another_users_claim(self, params: ClaimParams, owner_uid: int) -> None:
-        """A reclaim of a space held here continues that claim (UIAP §4.4); only its owner
-        (or root) may continue it, or two applications would each believe they hold it."""
-        if owner_uid == 0:
-            return
-        for record in self.claims.values():
-            if (
-                record.owner_uid != owner_uid
-                and record.params.domain == params.domain
-                and record.params.space == params.space
-            ):
-                raise APIError(
-                    ErrorCode.PERMISSION_DENIED,
-                    "another user holds a claim on this space on this host",
-                )
-
-    def _check_caps(self, params: ClaimParams, owner_uid: int) -> None:
-        """At most ``max_claims`` claims, and ``max_claims_per_uid`` of one user other than
-        root: each is a table entry, a line of ``list`` and of every state write. A reclaim
-        of a space held here continues that claim and adds nothing."""
-        if params.reclaim and any(
-            r.params.domain == params.domain and r.params.space == params.space
-            for r in self.claims.values()
-        ):
-            return
-        if len(self.claims) >= self.max_claims:
-            raise APIError(
-                ErrorCode.TOO_MANY_CLAIMS,
-                f"the daemon holds {len(self.claims)} claims, its most (max_claims); "
-                "release some first",
-            )
-        if owner_uid != 0:
-            mine = sum(1 for record in self.claims.values() if record.owner_uid == owner_uid)
-            if mine >= self.max_claims_per_uid:
-                raise APIError(
-                    ErrorCode.TOO_MANY_CLAIMS,
-                    f"uid {owner_uid} holds {mine} claims, the most per user "
-                    "(max_claims_per_uid); release some first",
-                )
-
-    def _check_renewable(self, params: ClaimParams) -> None:
-        if not params.renew or params.lifetime == LIFETIME_INFINITE:
-            return
-        needed = math.ceil(4 * self._reclaim_seconds())
-        if params.lifetime < needed:
-            raise APIError(
-                ErrorCode.BAD_PARAMS,
-                f"lifetime {params.lifetime} s is too short to renew with these timers "
-                f"(at least {needed} s)",
-                "lifetime",
-            )
-
-    def _reclaim_seconds(self) -> float:
-        config = self.engine_config
-        return config.reclaim_attempts * config.claim_period + config.claim_timeout
 
     def _run(self, record: ClaimRecord, lifetime: int, *, reclaim: bool) -> ClaimRecord | None:
         """Start a claim run on the node; returns the record it joined if the node
         continues a claim this daemon already holds (a reclaim of a held space)."""
-        self._early.clear()
-        self._in_claim = True
         try:
             handle = self.node.claim(
                 record.params.domain,
@@ -259,8 +225,6 @@ class ClaimService:
         except ValueError as error:
             # The domain's rules refuse the space (UIAP §3.2.2), or a bad lifetime.
             raise APIError(ErrorCode.BAD_PARAMS, f"the engine refused the claim: {error}") from None
-        finally:
-            self._in_claim = False
         joined = self._by_handle.get(handle)
         if joined is not None and joined is not record:
             joined.state = "renewing"
@@ -270,14 +234,34 @@ class ClaimService:
         self.claims[record.id] = record
         return None
 
-    def _drain_early(self, record: ClaimRecord) -> None:
-        """Events the node delivered inside ``claim()`` (a local conflict fails at once)."""
-        early, self._early = self._early, {}
-        for event in early.values():
-            self._on_event(event)
+    async def release(self, claim_id: str, uid: int) -> dict[str, Any]:
+        """Release a claim (its owner or root only); the ``release`` method's result.
 
-    def release(self, claim_id: str, uid: int, *, by: str = "request") -> dict[str, Any]:
-        """Release a claim (its owner or root only)."""
+        The node stops defending the claim at once; the answer waits for the state write,
+        as a grant's does, and is ``state-write-failed`` if that write failed (a restart
+        before the next successful write would reclaim the claim).
+        """
+        record = self._owned(claim_id, uid)
+        written: asyncio.Future[OSError | None] = asyncio.get_running_loop().create_future()
+
+        def durable(failure: OSError | None) -> None:
+            if not written.done():
+                written.set_result(failure)
+
+        self._release(record, "request", then=durable)
+        failure = await written
+        if failure is not None:
+            raise APIError(
+                ErrorCode.STATE_WRITE_FAILED,
+                f"claim {record.id} was released (it is no longer defended), but the state "
+                f"write failed ({failure.strerror or failure}): a restart before the next "
+                "successful write would reclaim it",
+                "claim",
+            )
+        return {"released": record.id}
+
+    def _owned(self, claim_id: str, uid: int) -> ClaimRecord:
+        """The claim ``claim_id`` if ``uid`` may release it (its owner or root)."""
         record = self.claims.get(claim_id)
         if record is None:
             raise APIError(ErrorCode.NOT_FOUND, f"no claim {claim_id[:40]!r}", "claim")
@@ -288,18 +272,21 @@ class ClaimService:
                 "release it",
                 "claim",
             )
+        return record
+
+    def _release(self, record: ClaimRecord, by: str, then: AfterWrite | None = None) -> None:
         if record.handle is not None:
             self.node.release(record.handle)
         self._resolve_error(record, "the claim was released")
         self._forget(record)
         self._broadcast("released", {"claim": record.id, "by": by})
-        self._save()
-        return {"released": record.id}
+        self._save(then)
 
     def session_closed(self, session: object) -> None:
-        """A client disconnected: end its ``release_on_disconnect`` claims."""
+        """A client disconnected: end its ``release_on_disconnect`` claims (nobody waits
+        for their state write)."""
         for record in [r for r in self.claims.values() if r.session is session]:
-            self.release(record.id, 0, by="disconnect")
+            self._release(record, "disconnect")
 
     def holds_session_claims(self, session: object) -> bool:
         """Whether ``session`` (a client connection) holds claims that end with it."""
@@ -320,9 +307,7 @@ class ClaimService:
         if isinstance(event, ClaimSucceeded | ClaimFailed | ClaimExpired | ClaimLost):
             record = self._by_handle.get(event.claim)
             if record is None:
-                if self._in_claim:  # delivered inside node.claim(), before its handle
-                    self._early[event.claim] = event
-                return
+                return  # a claim this service has forgotten (released, withdrawn)
             if isinstance(event, ClaimLost):
                 self._lost(record, event)
             elif isinstance(event, ClaimSucceeded):
@@ -383,12 +368,8 @@ class ClaimService:
             self.restored[record.id] = {"claim": record.id, "result": "state-write-failed"}
         if self.claims.get(record.id) is not record:
             return  # released meanwhile
-        if record.handle is not None:
-            self.node.release(record.handle)
-        self._forget(record)
         _log.error("claim %s released: its state write failed: %s", record.id, reason)
-        self._broadcast("released", {"claim": record.id, "by": "state-write-failed"})
-        self._save()
+        self._release(record, "state-write-failed")
 
     def _failed(self, record: ClaimRecord, event: ClaimFailed) -> None:
         was = record.state
@@ -430,7 +411,7 @@ class ClaimService:
         loop = asyncio.get_running_loop()
         # Choice: renew halfway through the lifetime, and never later than three reclaim
         # durations before its end, so a lost first attempt still leaves time.
-        margin = max(record.params.lifetime / 2, 3 * self._reclaim_seconds())
+        margin = max(record.params.lifetime / 2, 3 * reclaim_seconds(self.engine_config))
         record.renewal = loop.call_at(engine_expires - margin, self._renew, record)
 
     def _renew(self, record: ClaimRecord) -> None:
@@ -439,7 +420,6 @@ class ClaimService:
             return
         record.state = "renewing"
         self._run(record, record.params.lifetime, reclaim=True)
-        self._drain_early(record)
 
     # ------------------------------------------------------------------ bookkeeping
 
@@ -474,13 +454,27 @@ class ClaimService:
     def _save(self, then: AfterWrite | None = None) -> None:
         self.writer.save(then)
 
-    async def persisted(self) -> OSError | None:
-        """Return once every change made so far is written: None, or the write's error."""
-        return await self.writer.persisted()
-
     @property
     def state_write_errors(self) -> int:
         return self.writer.errors
+
+    def status(self) -> ServiceStatus:
+        """A snapshot of the service, its node and its state writes (the API's ``status``)."""
+        node_status = self.node.status()
+        auth = auth_status(self.authenticator)
+        return ServiceStatus(
+            device_id=self.node.device_id,
+            interfaces=node_status.get("interfaces", []),
+            claims=dict(Counter(record.public_state for record in self.claims.values())),
+            counters=node_status,
+            drops=node_drops(node_status) | auth.get("dropped", {}),
+            events=dict(self.events_sent),
+            state_write_errors=self.writer.errors,
+            state_write_pending=self.writer.pending,
+            state_write_last_error=self.writer.last_error,
+            restored=list(self.restored.values()),
+            auth=auth,
+        )
 
     def _snapshot(self) -> dict[str, Any]:
         claims = [record.saved_form() for record in self.claims.values() if record.persistent]

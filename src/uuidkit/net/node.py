@@ -8,6 +8,11 @@ engine call (a datagram, a timer, a claim, a release, an interface change) the n
 2. hands every ``next_event()`` to its owner (``on_event``, else the ``events`` queue),
 3. re-arms its one ``loop.call_at`` at ``get_timer()``.
 
+Events caused by the owner's own call (:meth:`UIAPNode.claim`, :meth:`UIAPNode.release`)
+stay queued in the engine until that call has returned and are handed over from the event
+loop's next turn: the owner knows the handle an event names before the event arrives, and
+is never called back from inside its own call.
+
 The engine's clock is ``loop.time()`` (monotonic seconds). Interface keys given to the
 engine are interface names; source and next-hop keys are link-local addresses as text.
 
@@ -57,7 +62,8 @@ class UIAPNode:
       ``config.claim_timeout`` override its timers when set.
     * ``device_id``: the 64-bit Originating Device ID (UIAP §4.1); ``None`` = random
       (see :mod:`uuidkit.net.device_id` for EUI-64 and stable IDs).
-    * ``on_event``: called with every engine event; ``None`` = put them on ``events``.
+    * ``on_event``: called with every engine event, never from inside :meth:`claim` or
+      :meth:`release`; ``None`` = put them on ``events``.
     * ``authenticator``: seals every datagram sent and opens every datagram received
       (:class:`~uuidkit.net.authenticator.Authenticator`); ``None`` = plain UIAP.
 
@@ -94,6 +100,8 @@ class UIAPNode:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._sockets: dict[Channel, socket.socket] = {}
         self._timer: asyncio.TimerHandle | None = None
+        #: The delivery of events caused by the owner's call, on the loop's next turn.
+        self._delivery: asyncio.Handle | None = None
         self._watcher: LinkWatcher | None = None
         #: Participating interfaces by name, as last read.
         self._active: dict[str, InterfaceInfo] = {}
@@ -141,6 +149,9 @@ class UIAPNode:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        if self._delivery is not None:
+            self._delivery.cancel()
+            self._delivery = None
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
@@ -177,13 +188,14 @@ class UIAPNode:
     ) -> int:
         """Start a claim (see :meth:`Engine.claim`); returns its handle at once.
 
-        The result arrives as a ``ClaimSucceeded`` or ``ClaimFailed`` event.
+        The result arrives as a ``ClaimSucceeded`` or ``ClaimFailed`` event, after this
+        call has returned (even a local conflict, which fails at once).
         """
         loop = self._running_loop()
         handle = self.engine.claim(
             domain, space, lifetime, loop.time(), reclaim=reclaim, proxy=proxy
         )
-        self._after_engine()
+        self._after_request()
         return handle
 
     async def claim_and_wait(
@@ -204,13 +216,13 @@ class UIAPNode:
             domain, space, lifetime, loop.time(), reclaim=reclaim, proxy=proxy
         )
         self._waiters[handle] = future
-        self._after_engine()
+        self._after_request()
         return await future
 
     def release(self, handle: int) -> None:
         """Stop claiming or defending the claim ``handle``."""
         self.engine.release(handle, self._running_loop().time())
-        self._after_engine()
+        self._after_request()
 
     @property
     def interfaces(self) -> tuple[str, ...]:
@@ -267,6 +279,18 @@ class UIAPNode:
         self._flush()
         self._deliver_events()
         self._rearm()
+
+    def _after_request(self) -> None:
+        """After the owner's call: send and re-arm now, hand over its events on the loop's
+        next turn (see the module docstring)."""
+        self._flush()
+        self._rearm()
+        if self._delivery is None:
+            self._delivery = self._running_loop().call_soon(self._deliver_requested)
+
+    def _deliver_requested(self) -> None:
+        self._delivery = None
+        self._deliver_events()
 
     def _flush(self) -> None:
         family, config = self.config.family, self.config

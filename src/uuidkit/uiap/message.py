@@ -32,8 +32,7 @@ import enum
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from uuidkit._bits import check_field
-from uuidkit.errors import InvalidField, InvalidMessage, UIAPError
+from uuidkit.errors import InvalidMessage, UIAPError
 from uuidkit.uiap.constants import SEQUENCE_MODULUS, UIAP_HOP_LIMIT, UIAP_VERSION
 from uuidkit.uiap.domain import DomainID
 from uuidkit.uiap.space import Fmt, Justification, UIDSpace, insignificant_bits_clear
@@ -52,6 +51,28 @@ _DEVICE_ID_BITS: Final = 64
 _set_field: Final = object.__setattr__
 _new_message: Final = object.__new__
 _SEQUENCE_BITS: Final = 32
+#: Longest int an error message spells out in decimal; a longer one is described by its size.
+_MAX_SHOWN_BITS: Final = 256
+
+
+def _check_width(name: str, value: int, bits: int) -> None:
+    """Raise :class:`~uuidkit.errors.InvalidMessage` naming ``name`` unless ``value`` is an
+    unsigned int of at most ``bits`` bits (every UIAP §4.1 field has a fixed width).
+
+    ``bool`` is refused although it subclasses ``int``: ``True`` as a sequence number is a bug.
+
+    References: UIAP §4.1 (the common message format).
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidMessage(
+            f"{name}: expected an int of {bits} bits, found {type(value).__name__}", name
+        )
+    exact = int.__index__(value)  # the int behind a subclass: its own comparisons may lie
+    if not 0 <= exact < (1 << bits):
+        size = exact.bit_length()
+        sign = "a negative" if exact < 0 else "an"
+        shown = str(exact) if size <= _MAX_SHOWN_BITS else f"{sign} int of {size} bits"
+        raise InvalidMessage(f"{name}: expected 0 <= {name} < 2**{bits}, found {shown}", name)
 
 
 class MessageType(enum.IntEnum):
@@ -135,25 +156,20 @@ class Message:
     version: int = UIAP_VERSION
 
     def __post_init__(self) -> None:
-        try:
-            self._check_fields()
-        except InvalidMessage:
-            raise
-        except InvalidField as error:  # from check_field: re-raised as the UIAP error it is
-            raise InvalidMessage(str(error), error.field) from None
+        self._check_fields()
 
     def _check_fields(self) -> None:
         if not isinstance(self.type, MessageType):
             raise InvalidMessage(f"Type: expected a MessageType, found {self.type!r}", "Type")
-        check_field("Originating Device ID", self.device_id, _DEVICE_ID_BITS)
+        _check_width("Originating Device ID", self.device_id, _DEVICE_ID_BITS)
         if self.device_id == 0:
             # UIAP §4.1: "ID 0 (all bits 0) is reserved ... and MUST NOT appear in a message."
             raise InvalidMessage("Originating Device ID: 0 is reserved", "Originating Device ID")
-        check_field("Sequence Number", self.sequence, _SEQUENCE_BITS)
-        check_field("Lifetime", self.lifetime, 32)
-        check_field("Hop Limit", self.hop_limit, 8)
-        check_field("Claim Reference Number", self.claim_reference, 32)
-        check_field("Version", self.version, 8)
+        _check_width("Sequence Number", self.sequence, _SEQUENCE_BITS)
+        _check_width("Lifetime", self.lifetime, 32)
+        _check_width("Hop Limit", self.hop_limit, 8)
+        _check_width("Claim Reference Number", self.claim_reference, 32)
+        _check_width("Version", self.version, 8)
         if not isinstance(self.domain, DomainID):
             raise InvalidMessage(
                 f"Domain ID: expected a DomainID, found {self.domain!r}", "Domain ID"

@@ -3,7 +3,7 @@
 ::
 
     from uuidkit.uiap import UIDSpace
-    from uuidkit.uiap.client import Client
+    from uuidkit.uiapd.client import Client
 
     with Client("/run/uuidkit/uiap.sock") as client:
         result = client.claim("0fff:0000:0006:0000", UIDSpace.unique(node), lifetime=3600)
@@ -12,12 +12,14 @@
         for event in client.watch():  # a second connection, an endless stream of events
             ...
 
-Every method raises :class:`~uuidkit.uiap.api.APIError` (a ``ValueError``) with the
+Every method raises :class:`~uuidkit.uiapd.api.APIError` (a ``ValueError``) with the
 daemon's error code, or with ``unreachable`` when the socket cannot be reached or the
 daemon closed the connection; a denied claim is not an error (``result.granted`` is false).
 
-This is the one module of :mod:`uuidkit.uiap` with a socket: the protocol engine stays
-sans-I/O, and applications import the client next to the types they pass to it.
+The clients live beside the schema they speak (:mod:`uuidkit.uiapd.api`), apart from the
+protocol package :mod:`uuidkit.uiap` (which has no sockets) and from the daemon's own code
+(:mod:`uuidkit.daemon`), so an application that talks to the daemon loads neither the
+daemon nor anything it alone needs (see the layer table in docs/architecture.md).
 
 References: UIAP §2.1.1 (the service an application invokes); docs/uiap-api.md.
 """
@@ -33,7 +35,9 @@ from collections.abc import AsyncGenerator, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from uuidkit.uiap.api import (
+from uuidkit.uiap.domain import DomainID
+from uuidkit.uiap.space import UIDSpace
+from uuidkit.uiapd.api import (
     DEFAULT_LIFETIME_S,
     PROTOCOL_VERSION,
     APIError,
@@ -41,8 +45,6 @@ from uuidkit.uiap.api import (
     ErrorCode,
     decode_line,
 )
-from uuidkit.uiap.domain import DomainID
-from uuidkit.uiap.space import UIDSpace
 
 __all__ = ["AsyncClient", "ClaimResult", "Client", "Event"]
 

@@ -1,4 +1,4 @@
-"""The API schema (uuidkit.uiap.api): every request error has its code and field."""
+"""The API schema (uuidkit.uiapd.api): every request error has its code and field."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from uuidkit.uiap.api import (
+from uuidkit.uiap.domain import DomainID
+from uuidkit.uiap.space import UIDSpace
+from uuidkit.uiapd.api import (
     PROTOCOL_VERSION,
     APIError,
     ClaimParams,
@@ -20,8 +22,6 @@ from uuidkit.uiap.api import (
     space_from_json,
     space_to_json,
 )
-from uuidkit.uiap.domain import DomainID
-from uuidkit.uiap.space import UIDSpace
 
 DID = "0fff:0000:0001:0080"
 

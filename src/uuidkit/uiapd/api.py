@@ -15,7 +15,7 @@ version the daemon does not speak gets ``unsupported-version``. ``id`` (a number
 or null) is echoed. A line with ``"event"`` instead of ``"ok"`` is an event.
 
 This module parses requests (raising :class:`APIError` with a :class:`ErrorCode`) and
-builds replies; the daemon and :mod:`uuidkit.uiap.client` share it.
+builds replies; the daemon and :mod:`uuidkit.uiapd.client` share it.
 
 References: UIAP §2.1.1 (the service to applications), §4.4 (reclaim), §4.5.2 (lifetime),
 §6.1 (Domain ID text).

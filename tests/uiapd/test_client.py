@@ -1,4 +1,4 @@
-"""The API clients (uuidkit.uiap.client) against a scripted server on a real Unix socket."""
+"""The API clients (uuidkit.uiapd.client) against a scripted server on a real Unix socket."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from uuidkit.uiap.api import APIError, ErrorCode, encode_error, encode_event, encode_reply
-from uuidkit.uiap.client import AsyncClient, Client
 from uuidkit.uiap.space import UIDSpace
+from uuidkit.uiapd.api import APIError, ErrorCode, encode_error, encode_event, encode_reply
+from uuidkit.uiapd.client import AsyncClient, Client
 
 DID = "0fff:0000:0001:0080"
 Script = Callable[[dict[str, Any]], list[bytes]]
