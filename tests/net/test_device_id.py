@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from uuidkit._safefile import FileSystem
 from uuidkit.errors import TransportError
 from uuidkit.net import (
     device_id_from_mac,
@@ -89,23 +90,20 @@ def test_a_planted_symlink_is_not_followed(tmp_path: Path) -> None:
         load_or_store_device_id(tmp_path, lambda: 1)
 
 
-def test_the_file_is_fsynced_before_it_is_linked_into_place(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_file_is_fsynced_before_it_is_linked_into_place(tmp_path: Path) -> None:
     calls: list[str] = []
-    real_fsync, real_link = os.fsync, os.link
 
-    def fsync(fd: int) -> None:
-        calls.append("fsync-dir" if stat.S_ISDIR(os.fstat(fd).st_mode) else "fsync-file")
-        real_fsync(fd)
+    class Recording(FileSystem):
+        def fsync(self, descriptor: int) -> None:
+            is_dir = stat.S_ISDIR(os.fstat(descriptor).st_mode)
+            calls.append("fsync-dir" if is_dir else "fsync-file")
+            super().fsync(descriptor)
 
-    def link(source: str | os.PathLike[str], destination: str | os.PathLike[str]) -> None:
-        calls.append("link")
-        real_link(source, destination)
+        def link(self, source: str, target: str) -> None:
+            calls.append("link")
+            super().link(source, target)
 
-    monkeypatch.setattr(os, "fsync", fsync)
-    monkeypatch.setattr(os, "link", link)
-    load_or_store_device_id(tmp_path, lambda: 0x42)
+    load_or_store_device_id(tmp_path, lambda: 0x42, filesystem=Recording())
     assert calls == ["fsync-file", "link", "fsync-dir"]
 
 
