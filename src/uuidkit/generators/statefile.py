@@ -33,6 +33,7 @@ References: RFC 9562 §6.3; RFC 4122 §4.2.1.1, §4.2.1.3, §4.2.1.4.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
@@ -345,7 +346,9 @@ class StateFile:
         checks, after each ``flock``, that the path still names the file it locked, and
         otherwise locks the file now at the path (a process that opened the deleted file
         meanwhile moves on to the new one instead of holding a lock nobody else sees). A
-        lock file another process made is never deleted.
+        lock file another process made is never deleted. The temporary files that killed
+        writers of this state file left go too (:mod:`uuidkit._safefile`'s rule: its own
+        pattern, this user's, no live writer).
 
         References: RFC 9562 §6.3.
         """
@@ -371,6 +374,8 @@ class StateFile:
             if (current.st_dev, current.st_ino) != (checked.st_dev, checked.st_ino):
                 raise StateFileError(f"{self.path}: replaced while being removed; left in place")
             self.fs.unlink(str(self.path))
+            with contextlib.suppress(OSError):  # what killed writers left, nothing else
+                self._file.remove_stale_temporaries()
             return True
         finally:
             if created and self._names_lock_file(lock_fd):
