@@ -8,6 +8,7 @@ import socket
 import stat
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,31 @@ def test_leftover_temporaries_of_a_killed_run_are_removed_and_nothing_else(
     (directory / ".state.json.evil.tmp").write_text("not our pattern")
     store.load()
     assert sorted(os.listdir(directory)) == [".state.json.evil.tmp", "notes.txt", "state.json"]
+
+
+def test_a_fifo_at_state_json_is_refused_without_blocking(tmp_path: Path) -> None:
+    """A planted FIFO used to hang start-up in open(); it is refused at once (O_NONBLOCK in
+    uuidkit._safefile: removing it makes this test fail)."""
+    directory = tmp_path / "state"
+    store = StateStore(str(directory))
+    os.mkfifo(directory / "state.json", 0o600)
+    outcome: list[BaseException | object] = []
+
+    def load() -> None:
+        try:
+            outcome.append(store.load())
+        except BaseException as error:
+            outcome.append(error)
+
+    loader = threading.Thread(target=load, daemon=True)
+    loader.start()
+    loader.join(30)
+    if loader.is_alive():  # blocked in open(): a writer lets it go, then the test fails
+        os.close(os.open(directory / "state.json", os.O_WRONLY | os.O_NONBLOCK))
+        loader.join(30)
+        pytest.fail("loading the state blocked on a FIFO")
+    assert len(outcome) == 1 and isinstance(outcome[0], StateError)
+    assert "a FIFO, not a state file" in str(outcome[0])
 
 
 def test_state_files_are_private_and_never_follow_symlinks(tmp_path: Path) -> None:
