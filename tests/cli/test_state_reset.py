@@ -126,6 +126,17 @@ def test_a_valid_state_file_is_removed_and_no_lock_is_left(
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_reset_also_removes_what_killed_writers_left_and_nothing_else(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "gen.state"
+    path.write_text(VALID.to_text())
+    (tmp_path / ".gen.state.00000000000000aa.tmp").write_text("a killed writer's")
+    (tmp_path / ".gen.state.notours.tmp").write_text("someone's")
+    assert reset(capsys, path) == (0, f"removed {path}\n", "")
+    assert [p.name for p in tmp_path.iterdir()] == [".gen.state.notours.tmp"]
+
+
 def test_a_lock_file_a_generator_made_is_kept(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from daemon_site import DOMAIN, WAIT_S, running
 
-from uuidkit.daemon.state import FileOps
+from uuidkit._safefile import FileSystem
 from uuidkit.uiap.space import UIDSpace
 from uuidkit.uiapd.api import APIError
 
@@ -27,8 +27,11 @@ ROOT = Path(__file__).resolve().parents[2]
 X = UIDSpace.unique(b"\x3c")
 
 
-def _full_disk(fd: int, data: memoryview) -> int:
-    raise OSError(errno.ENOSPC, "No space left on device")
+class FullDisk(FileSystem):
+    """The state directory's disk is full: every write fails with ENOSPC."""
+
+    def write(self, descriptor: int, data: memoryview) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
 
 
 async def _watch(path: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -59,7 +62,7 @@ def test_a_grant_that_cannot_be_written_is_an_error_and_released(tmp_path: Path)
             store = daemon.service.store
             reader, writer = await _watch(hosts["a"].socket)
             client = hosts["a"].client()
-            store.ops = FileOps(write=_full_disk)
+            store.fs = FullDisk()
             with pytest.raises(APIError) as caught:
                 await client.claim(DOMAIN, X, 60)
             assert caught.value.code.value == "state-write-failed"
@@ -75,7 +78,7 @@ def test_a_grant_that_cannot_be_written_is_an_error_and_released(tmp_path: Path)
             assert daemon.service.state_write_errors >= 1
             # The disk recovers: the space was released, so a new claim is granted (a
             # claim still held here would fail at once with local-conflict) and is durable.
-            store.ops = FileOps()
+            store.fs = FileSystem()
             result = await client.claim(DOMAIN, X, 60)
             assert result.granted
             saved = json.loads((hosts["a"].directory / "state" / "state.json").read_text())
@@ -142,7 +145,7 @@ def test_a_renewal_that_cannot_be_written_releases_the_claim(tmp_path: Path) -> 
             async with hosts["a"].client() as client:
                 held = await client.claim(DOMAIN, X, 2, renew=True)
                 assert held.granted
-                daemon.service.store.ops = FileOps(write=_full_disk)
+                daemon.service.store.fs = FullDisk()
                 event = await _next_event(reader, "released")  # at the first renewal
                 assert (event["claim"], event["by"]) == (held.claim, "state-write-failed")
                 assert await client.list_claims() == []
@@ -163,14 +166,14 @@ def test_a_release_that_cannot_be_written_says_so(tmp_path: Path) -> None:
             state = hosts["a"].directory / "state" / "state.json"
             async with hosts["a"].client() as client:
                 held = await client.claim(DOMAIN, X, 60)
-                daemon.service.store.ops = FileOps(write=_full_disk)
+                daemon.service.store.fs = FullDisk()
                 with pytest.raises(APIError) as caught:
                     await client.release(str(held.claim))
                 assert caught.value.code.value == "state-write-failed"
                 assert "released" in str(caught.value)
                 assert await client.list_claims() == []
                 assert [c["id"] for c in json.loads(state.read_text())["claims"]] == [held.claim]
-                daemon.service.store.ops = FileOps()
+                daemon.service.store.fs = FileSystem()
                 other = await client.claim(DOMAIN, UIDSpace.unique(b"\x3d"), 60)
                 saved = [c["id"] for c in json.loads(state.read_text())["claims"]]
                 assert saved == [other.claim]

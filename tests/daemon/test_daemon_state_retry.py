@@ -23,7 +23,8 @@ from typing import Any
 import pytest
 from daemon_site import DOMAIN, WAIT_S, running
 
-from uuidkit.daemon.state import FileOps, RetryPolicy, StateStore, StateWriter
+from uuidkit._safefile import FileSystem
+from uuidkit.daemon.state import RetryPolicy, StateStore, StateWriter
 from uuidkit.uiap.space import UIDSpace
 from uuidkit.uiapd.api import APIError
 
@@ -31,18 +32,19 @@ ROOT = Path(__file__).resolve().parents[2]
 X = UIDSpace.unique(b"\x5a")
 
 
-class Disk:
-    """An injected ``write``: fails with ENOSPC while ``full``, counts every attempt."""
+class Disk(FileSystem):
+    """The injected file system: writes fail with ENOSPC while ``full``; counts every write
+    attempt (one per state write: the state is far smaller than one ``write`` takes)."""
 
     def __init__(self) -> None:
         self.full = False
         self.attempts = 0
 
-    def write(self, fd: int, data: memoryview) -> int:
+    def write(self, descriptor: int, data: memoryview) -> int:
         self.attempts += 1
         if self.full:
             raise OSError(errno.ENOSPC, "No space left on device")
-        return os.write(fd, data)
+        return super().write(descriptor, data)
 
 
 class SleepGate:
@@ -86,7 +88,7 @@ def test_a_failed_write_is_retried_alone_with_a_bounded_backoff(
     succeeds."""
     caplog.set_level(logging.INFO, logger="uuidkit.daemon")
     disk, gate = Disk(), SleepGate()
-    store = StateStore(str(tmp_path), FileOps(write=disk.write))
+    store = StateStore(str(tmp_path), disk)
     state = {"claims": ["old"]}
 
     async def main() -> None:
@@ -127,7 +129,7 @@ def test_a_waiter_is_answered_without_waiting_out_the_delay(tmp_path: Path) -> N
     """A change someone waits on (a claim's grant, a release's reply) is tried at once
     during a retry delay, so a request is answered promptly whatever the delay."""
     disk, gate = Disk(), SleepGate()
-    store = StateStore(str(tmp_path), FileOps(write=disk.write))
+    store = StateStore(str(tmp_path), disk)
 
     async def main() -> None:
         writer = StateWriter(store, lambda: {"claims": [1]}, sleep=gate.sleep)
@@ -151,7 +153,7 @@ def test_a_stop_makes_a_last_write(
     """A stop during a retry delay does not wait it out: it writes once more. If that write
     fails too, the loss is logged."""
     disk, gate = Disk(), SleepGate()
-    store = StateStore(str(tmp_path), FileOps(write=disk.write))
+    store = StateStore(str(tmp_path), disk)
 
     async def main() -> None:
         writer = StateWriter(store, lambda: {"claims": [2]}, sleep=gate.sleep)
@@ -186,7 +188,7 @@ def test_a_release_whose_write_failed_reaches_the_disk_and_status_says_so(
             writer = daemon.service.writer
             disk, gate = Disk(), SleepGate()
             writer.sleep = gate.sleep
-            daemon.service.store.ops = FileOps(write=disk.write)
+            daemon.service.store.fs = disk
             state = hosts["a"].directory / "state"
             async with hosts["a"].client() as client:
                 held = await client.claim(DOMAIN, X, 60)
@@ -229,7 +231,7 @@ def test_a_change_after_the_stop_is_written_at_once(tmp_path: Path) -> None:
     """A change that arrives after the stop's last write (a request answered late) is
     written at once, and a waiter hears whether that write failed."""
     disk = Disk()
-    store = StateStore(str(tmp_path), FileOps(write=disk.write))
+    store = StateStore(str(tmp_path), disk)
     state = {"claims": [1]}
 
     async def main() -> None:

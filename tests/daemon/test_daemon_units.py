@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import stat
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,10 +16,11 @@ from typing import Any
 import pytest
 from daemon_site import running
 
+from uuidkit._safefile import FileSystem
 from uuidkit.daemon.config import ConfigError, DaemonConfig, load_config
 from uuidkit.daemon.keys import read_key_file
 from uuidkit.daemon.notify import notify, notify_address
-from uuidkit.daemon.state import FileOps, StateError, StateStore, StateWriter
+from uuidkit.daemon.state import StateError, StateStore, StateWriter
 from uuidkit.uiap.auth import AuthError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,11 +36,12 @@ def test_a_crash_mid_write_leaves_the_old_state(tmp_path: Path) -> None:
     store = StateStore(str(tmp_path / "state"))
     store.save({"claims": ["old"]})
 
-    def half_write(fd: int, data: memoryview) -> int:
-        os.write(fd, data[: len(data) // 2])
-        raise Crash("power lost")
+    class HalfWrite(FileSystem):
+        def write(self, descriptor: int, data: memoryview) -> int:
+            os.write(descriptor, data[: len(data) // 2])
+            raise Crash("power lost")
 
-    store.ops = FileOps(write=half_write)
+    store.fs = HalfWrite()
     with pytest.raises(Crash):
         store.save({"claims": ["new", "x" * 1000]})
     assert StateStore(str(tmp_path / "state")).load()["claims"] == ["old"]
@@ -48,10 +52,11 @@ def test_a_crash_before_the_rename_leaves_the_old_state(tmp_path: Path) -> None:
     store = StateStore(str(tmp_path / "state"))
     store.save({"claims": ["old"]})
 
-    def no_rename(*args: Any, **kwargs: Any) -> None:
-        raise Crash("killed before rename")
+    class NoRename(FileSystem):
+        def replace(self, source: str, target: str) -> None:
+            raise Crash("killed before rename")
 
-    store.ops = FileOps(rename=no_rename)
+    store.fs = NoRename()
     with pytest.raises(Crash):
         store.save({"claims": ["new"]})
     assert store.load()["claims"] == ["old"]
@@ -60,18 +65,18 @@ def test_a_crash_before_the_rename_leaves_the_old_state(tmp_path: Path) -> None:
 def test_file_then_rename_then_directory_are_synced(tmp_path: Path) -> None:
     """The order that makes a write durable and atomic: fsync(file), rename, fsync(dir)."""
     calls: list[str] = []
-    store = StateStore(str(tmp_path / "state"))
-    directory_fd = store._dir_fd
 
-    def fsync(fd: int) -> None:
-        calls.append("fsync-dir" if fd == directory_fd else "fsync-file")
-        os.fsync(fd)
+    class Recording(FileSystem):
+        def fsync(self, descriptor: int) -> None:
+            is_dir = stat.S_ISDIR(os.fstat(descriptor).st_mode)
+            calls.append("fsync-dir" if is_dir else "fsync-file")
+            super().fsync(descriptor)
 
-    def rename(*args: Any, **kwargs: Any) -> None:
-        calls.append("rename")
-        os.rename(*args, **kwargs)
+        def replace(self, source: str, target: str) -> None:
+            calls.append("rename")
+            super().replace(source, target)
 
-    store.ops = FileOps(fsync=fsync, rename=rename)
+    store = StateStore(str(tmp_path / "state"), Recording())
     store.save({"claims": []})
     assert calls == ["fsync-file", "rename", "fsync-dir"]
 
@@ -87,6 +92,31 @@ def test_leftover_temporaries_of_a_killed_run_are_removed_and_nothing_else(
     (directory / ".state.json.evil.tmp").write_text("not our pattern")
     store.load()
     assert sorted(os.listdir(directory)) == [".state.json.evil.tmp", "notes.txt", "state.json"]
+
+
+def test_a_fifo_at_state_json_is_refused_without_blocking(tmp_path: Path) -> None:
+    """A planted FIFO used to hang start-up in open(); it is refused at once (O_NONBLOCK in
+    uuidkit._safefile: removing it makes this test fail)."""
+    directory = tmp_path / "state"
+    store = StateStore(str(directory))
+    os.mkfifo(directory / "state.json", 0o600)
+    outcome: list[BaseException | object] = []
+
+    def load() -> None:
+        try:
+            outcome.append(store.load())
+        except BaseException as error:
+            outcome.append(error)
+
+    loader = threading.Thread(target=load, daemon=True)
+    loader.start()
+    loader.join(30)
+    if loader.is_alive():  # blocked in open(): a writer lets it go, then the test fails
+        os.close(os.open(directory / "state.json", os.O_WRONLY | os.O_NONBLOCK))
+        loader.join(30)
+        pytest.fail("loading the state blocked on a FIFO")
+    assert len(outcome) == 1 and isinstance(outcome[0], StateError)
+    assert "a FIFO, not a state file" in str(outcome[0])
 
 
 def test_state_files_are_private_and_never_follow_symlinks(tmp_path: Path) -> None:
@@ -113,7 +143,7 @@ def test_state_files_are_private_and_never_follow_symlinks(tmp_path: Path) -> No
     wide = tmp_path / "wide"
     wide.mkdir(mode=0o777)
     os.chmod(wide, 0o777)
-    with pytest.raises(StateError, match="writable by others"):
+    with pytest.raises(StateError, match="writable by other users"):
         StateStore(str(wide))
 
 

@@ -1,13 +1,13 @@
 """State-file writes under injected faults and simulated power loss.
 
-:class:`PowerLossModel` is a :class:`~uuidkit.generators.statefile.FileSystem` that performs
-every call for real and also tracks what a power loss would keep, the way POSIX allows a
-file system to behave: file contents survive only once fsynced, directory entries (a new
-file, a rename, an unlink) only once the directory is fsynced. Crashing after each step in
-turn proves that a crash leaves the old state or the new one, never a torn one, and that
-once ``write()`` has returned the new state survives. Each of the four mechanisms (the
-temporary file, its fsync, the rename, the directory fsync) is required by a test below:
-remove one and a test fails.
+:class:`PowerLossModel` is a :class:`~uuidkit._safefile.FileSystem` (the one fault-injection
+seam of uuidkit's files) that performs every call for real and also tracks what a power loss
+would keep, the way POSIX allows a file system to behave: file contents survive only once
+fsynced, directory entries (a new file, a rename, an unlink) only once the directory is
+fsynced. Crashing after each step in turn proves that a crash leaves the old state or the
+new one, never a torn one, and that once ``write()`` has returned the new state survives.
+Each of the four mechanisms (the temporary file, its fsync, the rename, the directory fsync)
+is required by a test below: remove one and a test fails.
 
 References: RFC 9562 §6.3; RFC 4122 §4.2.1.3 (the stored timestamp must be durable before use).
 """
@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 from gen_fakes import NS_PER_MS, START_NS
 
-from uuidkit.generators.statefile import FileSystem, StateFile, StoredState
+from uuidkit._safefile import FileSystem
+from uuidkit.generators.statefile import StateFile, StoredState
 
 START_MS = START_NS // NS_PER_MS
 OLD = StoredState("v7", START_MS, START_MS + 999, 1 << 20, None, START_NS)
@@ -77,15 +78,9 @@ class PowerLossModel(FileSystem):
     def _name(self, path: str) -> str:
         return os.path.relpath(path, self.directory)
 
-    def mkstemp(self, directory: str, prefix: str) -> tuple[int, str]:
-        self._step()
-        descriptor, path = super().mkstemp(directory, prefix)
-        inode = Inode()
-        self.entries[self._name(path)] = inode
-        self.descriptors[descriptor] = inode
-        return descriptor, path
-
     def open(self, path: str, flags: int, mode: int = 0o600) -> int:
+        if flags & os.O_CREAT:
+            self._step()  # a crash before the temporary file exists
         descriptor = super().open(path, flags, mode)
         if os.path.samefile(path, self.directory):
             self.descriptors[descriptor] = None

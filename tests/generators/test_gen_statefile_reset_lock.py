@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from uuidkit._safefile import FileSystem
 from uuidkit.errors import StateFileError
-from uuidkit.generators.statefile import FileSystem, StateFile, StoredState
+from uuidkit.generators.statefile import StateFile, StoredState
 
 VALID = StoredState("v7", 1_767_225_600_000, 1_767_225_600_999, 42, None, 1_767_225_600 * 10**9)
 WAIT_S = 30.0

@@ -1,6 +1,12 @@
 """Device IDs (UIAP §4.1): random by default, EUI-64 on request, stable in a state directory.
 
-References: UIAP §4.1 ("ID 0 ... MUST NOT appear in a message"), §9; RFC 4291 Appendix A.
+§4.1: the Originating Device ID "SHOULD be constructed in the same way as the Host ID
+portion of an IPv6 address", i.e. a modified EUI-64 (RFC 4291 Appendix A): bit 0x02 of the
+first octet is u (1 = universal, 0 = local), bit 0x01 is g (1 = group). The vectors below are
+derived from that text by hand, not from the code.
+
+References: UIAP §4.1 ("ID 0 ... MUST NOT appear in a message"), §9; RFC 4291 Appendix A;
+RFC 2464 §4.
 """
 
 from __future__ import annotations
@@ -10,24 +16,54 @@ import stat
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from uuidkit._safefile import FileSystem
 from uuidkit.errors import TransportError
 from uuidkit.net import (
+    InterfaceInfo,
     device_id_from_mac,
     load_or_store_device_id,
     random_device_id,
     resolve_device_id,
 )
+from uuidkit.net.device_id import make_device_id
 
 
-def test_modified_eui64_of_a_mac() -> None:
-    # RFC 4291 Appendix A: 34-56-78-9A-BC-DE gives 36-56-78-FF-FE-9A-BC-DE (u bit inverted).
-    assert device_id_from_mac(bytes.fromhex("3456789abcde")) == 0x365678FFFE9ABCDE
+@pytest.mark.parametrize(
+    ("mac", "host_id"),
+    [
+        # RFC 2464 §4's own example: 34-56-78-9A-BC-DE -> 36-56-78-FF-FE-9A-BC-DE.
+        ("34-56-78-9a-bc-de", 0x3656_78FF_FE9A_BCDE),
+        # A universally administered MAC (IEEE U/L 0; RFC 7042's documentation block):
+        # ff:fe inserted, the bit inverted to u = 1 (universal), g stays 0.
+        ("00-00-5e-00-53-01", 0x0200_5EFF_FE00_5301),
+        # A locally administered MAC (IEEE U/L 1, e.g. a VM's): u = 0 (local).
+        ("02-00-00-00-00-01", 0x0000_00FF_FE00_0001),
+        ("fe-ff-ff-ff-ff-fe", 0xFCFF_FFFF_FEFF_FFFE),
+    ],
+)
+def test_modified_eui64_of_a_mac(mac: str, host_id: int) -> None:
+    value = device_id_from_mac(bytes.fromhex(mac.replace("-", "")))
+    assert value == host_id
+    assert value >> 24 & 0xFFFF == 0xFFFE  # octets 4 and 5 of a MAC-derived EUI-64
+    assert value >> 56 & 0x01 == 0  # g: individual
 
 
-@pytest.mark.parametrize("mac", [b"", bytes(6), bytes(8)])
-def test_a_mac_that_is_not_one_is_refused(mac: bytes) -> None:
-    with pytest.raises(TransportError):
+@pytest.mark.parametrize(
+    ("mac", "reason"),
+    [
+        (b"", "not a 48-bit"),
+        (bytes(6), "not a 48-bit"),
+        (bytes(8), "not a 48-bit"),
+        # g = 1: a group address (here IPv4 multicast's 01-00-5E) names no single device.
+        (bytes.fromhex("01005e000001"), "group"),
+        (b"\xff" * 6, "group"),
+    ],
+)
+def test_a_mac_that_is_not_an_interfaces_is_refused(mac: bytes, reason: str) -> None:
+    with pytest.raises(TransportError, match=reason):
         device_id_from_mac(mac)
 
 
@@ -42,6 +78,43 @@ def test_random_ids_are_local_individual_and_never_zero(monkeypatch: pytest.Monk
 
 def test_random_ids_differ() -> None:
     assert len({random_device_id() for _ in range(100)}) == 100
+
+
+@given(st.binary(min_size=8, max_size=8))
+def test_a_random_id_is_the_draw_with_u_and_g_cleared(draw: bytes) -> None:
+    # §4.1 + RFC 4291 Appendix A: a locally assigned (u = 0) individual (g = 0) Host ID,
+    # and never 0 (then the next draw is taken).
+    expected = int.from_bytes(draw) & ~(0x03 << 56)
+    draws = iter([draw, bytes.fromhex("0300000000000007")])
+    value = random_device_id(lambda n: next(draws))
+    assert value == (expected or 7)
+
+
+def test_the_one_draw_that_clears_to_zero_is_drawn_again() -> None:
+    draws = iter([bytes.fromhex("0300000000000000"), bytes.fromhex("0100000000000001")])
+    assert random_device_id(lambda n: next(draws)) == 1
+
+
+def _interfaces() -> dict[str, InterfaceInfo]:
+    def info(name: str, index: int, mac: str | None) -> InterfaceInfo:
+        hardware = None if mac is None else bytes.fromhex(mac)
+        return InterfaceInfo(name, index, 0, (), (), hardware)
+
+    return {
+        "lo": info("lo", 1, None),
+        "eth1": info("eth1", 3, "000000000002"),
+        "eth0": info("eth0", 2, "00005e005301"),
+    }
+
+
+def test_eui64_mode_uses_the_named_interface_or_the_first_with_a_mac() -> None:
+    assert make_device_id("eui64", "eth1", interfaces=_interfaces) == 0x0200_00FF_FE00_0002
+    # Unnamed: the lowest index that has a MAC (eth0, index 2; lo has none).
+    assert make_device_id("eui64", interfaces=_interfaces) == 0x0200_5EFF_FE00_5301
+    with pytest.raises(TransportError, match="'lo' has no EUI-48 address"):
+        make_device_id("eui64", "lo", interfaces=_interfaces)
+    with pytest.raises(TransportError, match="no interface with a hardware address"):
+        make_device_id("eui64", interfaces=dict)
 
 
 def test_a_state_directory_keeps_the_id_across_restarts(tmp_path: Path) -> None:
@@ -89,23 +162,20 @@ def test_a_planted_symlink_is_not_followed(tmp_path: Path) -> None:
         load_or_store_device_id(tmp_path, lambda: 1)
 
 
-def test_the_file_is_fsynced_before_it_is_linked_into_place(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_file_is_fsynced_before_it_is_linked_into_place(tmp_path: Path) -> None:
     calls: list[str] = []
-    real_fsync, real_link = os.fsync, os.link
 
-    def fsync(fd: int) -> None:
-        calls.append("fsync-dir" if stat.S_ISDIR(os.fstat(fd).st_mode) else "fsync-file")
-        real_fsync(fd)
+    class Recording(FileSystem):
+        def fsync(self, descriptor: int) -> None:
+            is_dir = stat.S_ISDIR(os.fstat(descriptor).st_mode)
+            calls.append("fsync-dir" if is_dir else "fsync-file")
+            super().fsync(descriptor)
 
-    def link(source: str | os.PathLike[str], destination: str | os.PathLike[str]) -> None:
-        calls.append("link")
-        real_link(source, destination)
+        def link(self, source: str, target: str) -> None:
+            calls.append("link")
+            super().link(source, target)
 
-    monkeypatch.setattr(os, "fsync", fsync)
-    monkeypatch.setattr(os, "link", link)
-    load_or_store_device_id(tmp_path, lambda: 0x42)
+    load_or_store_device_id(tmp_path, lambda: 0x42, filesystem=Recording())
     assert calls == ["fsync-file", "link", "fsync-dir"]
 
 

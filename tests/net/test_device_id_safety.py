@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from uuidkit._safefile import UnsafeStateError
 from uuidkit.errors import TransportError
-from uuidkit.generators.statefile import UnsafeStateError
 from uuidkit.net import load_or_store_device_id
 
 ID_TEXT = "00000000000000aa\n"

@@ -5,7 +5,8 @@ names below; unknown keys are errors); flags given on the command line override 
 A bad setting raises :class:`ConfigError` naming the key; the command line prints it on
 one line and exits with status 2.
 
-References: UIAP §2.3, §3.1, §8.1, §10 (group, ports, timers); §7 (the site key).
+References: UIAP §2.3, §3.1, §8.1, §10 (group, ports, timers); §7 (the site key); §4.1
+(the device ID).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ class ConfigError(UUIDKitError):
 class DaemonConfig:
     """Everything ``uuidkit uiap daemon`` is told; the defaults are the draft's.
 
-    References: UIAP §2.3, §3.1, §7, §8.1, §10.
+    References: UIAP §2.3, §3.1, §4.1, §7, §8.1, §10.
     """
 
     #: Path of the API's Unix stream socket (created 0660).
@@ -77,6 +78,13 @@ class DaemonConfig:
     key_file: str = ""
     #: Ask other devices to proxy-defend our claims (X flag, §5.1).
     proxy: bool = False
+    #: How the device ID is made at the first start (§4.1; kept in the state directory
+    #: after that): ``random`` (64 random bits, u and g bits 0) or ``eui64`` (the modified
+    #: EUI-64 of an interface's MAC, RFC 4291 Appendix A).
+    device_id_mode: str = "random"
+    #: The interface whose MAC ``eui64`` uses; empty = the first, in index order, that has
+    #: one.
+    device_id_interface: str = ""
     #: Most API clients connected at once, in connections.
     max_clients: int = 1024
     #: Most API connections one user (other than root) may hold at once, in connections.
@@ -143,8 +151,21 @@ class DaemonConfig:
                 f"expected debug, info, warning or error, got {self.log_level!r}", "log_level"
             )
         for name in self.interfaces:
-            if not name or "/" in name or len(name) > 15:
+            if not _is_interface_name(name):
                 raise ConfigError(f"not an interface name: {name!r}", "interfaces")
+        if self.device_id_mode not in ("random", "eui64"):
+            raise ConfigError(
+                f"expected random or eui64, got {self.device_id_mode!r}", "device_id_mode"
+            )
+        if self.device_id_interface and not _is_interface_name(self.device_id_interface):
+            raise ConfigError(
+                f"not an interface name: {self.device_id_interface!r}", "device_id_interface"
+            )
+
+
+def _is_interface_name(name: str) -> bool:
+    """A Linux interface name: 1 to 15 characters (IFNAMSIZ - 1), no slash."""
+    return bool(name) and "/" not in name and len(name) <= 15
 
 
 _FIELDS: Final = {field.name: field for field in dataclasses.fields(DaemonConfig)}

@@ -37,7 +37,7 @@ from uuidkit.uiap.auth import Authenticator, AuthError
 from uuidkit.uiap.engine_types import EngineConfig
 from uuidkit.uiap.events import Event
 
-__all__ = ["Daemon", "NodeFactory", "engine_config_of", "run"]
+__all__ = ["Daemon", "NodeFactory", "engine_config_of", "new_device_id", "run"]
 
 _log = logging.getLogger("uuidkit.daemon")
 
@@ -58,6 +58,8 @@ _RESTART_KEYS = (
     "reply_port",
     "ipv4",
     "proxy",
+    "device_id_mode",
+    "device_id_interface",
 )
 
 
@@ -145,7 +147,7 @@ class Daemon:
         _check_saved_claims(store.path, saved, config)
         # A state without a device ID is a first start: a new one (StateStore.load has
         # refused a device ID that is present but unusable).
-        device_id = device_id_of(saved.get("device_id")) or _random_device_id()
+        device_id = device_id_of(saved.get("device_id")) or new_device_id(config)
         if config.key_file:
             try:
                 keys = read_key_file(config.key_file)
@@ -259,9 +261,22 @@ def _check_saved_claims(path: str, saved: Mapping[str, Any], config: DaemonConfi
             )
 
 
-def _random_device_id() -> int:
-    # UIAP §4.1: 0 is reserved for "no device".
-    return int.from_bytes(secrets.token_bytes(8), "big") or 1
+def new_device_id(config: DaemonConfig) -> int:
+    """A device ID for a first start, made as ``device_id_mode`` says (UIAP §4.1).
+
+    The one maker is :func:`uuidkit.net.device_id.make_device_id` (imported here, as the
+    transport is); a mode it cannot follow (no such interface, no MAC) is a
+    :class:`ConfigError` naming the key.
+    """
+    from uuidkit.errors import TransportError
+    from uuidkit.net.device_id import DeviceIDMode, make_device_id
+
+    mode: DeviceIDMode = "eui64" if config.device_id_mode == "eui64" else "random"
+    try:
+        return make_device_id(mode, config.device_id_interface or None)
+    except TransportError as error:
+        key = "device_id_interface" if config.device_id_interface else "device_id_mode"
+        raise ConfigError(str(error), key) from None
 
 
 def run(

@@ -1,11 +1,14 @@
 """The state directory: the device ID and the held claims, written atomically.
 
 ``state.json`` in a directory the daemon owns (created 0700; refused if another user owns
-it or others may write to it, or if it is a symlink). Every write goes to a new temporary
-file with a random name (``O_CREAT | O_EXCL | O_NOFOLLOW``, mode 0600), is fsynced,
-renamed over ``state.json`` and followed by an fsync of the directory: a crash at any
-point leaves either the old state or the new one, never a torn file. The file operations
-are injectable (:class:`FileOps`) so tests can crash a write half way.
+it, others may write to it, or it is a symlink). The file is written and read by
+:mod:`uuidkit._safefile`, the one module that keeps uuidkit's small files: every write goes
+to a new temporary file with a random name (``O_CREAT | O_EXCL | O_NOFOLLOW``, mode 0600),
+is fsynced, renamed over ``state.json`` and followed by an fsync of the directory, so a
+crash at any point leaves either the old state or the new one, never a torn file; the
+temporary files a killed daemon left are removed at the next start and after every write;
+the file is read without following a symlink or blocking on a FIFO. Faults are injected
+through that module's :class:`~uuidkit._safefile.FileSystem` (``StateStore.fs``).
 
 References: UIAP §4.1 (the device ID), §4.4 (claims reclaimed after a restart).
 """
@@ -13,21 +16,19 @@ References: UIAP §4.1 (the device ID), §4.4 (claims reclaimed after a restart)
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import errno
 import json
 import logging
 import os
-import secrets
-import stat
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
-from uuidkit.errors import UUIDKitError
+from uuidkit._safefile import FileSystem, OversizedFileError, SafeFile, make_private_directory
+from uuidkit.errors import StateFileError, UUIDKitError
 
 __all__ = [
     "AfterWrite",
-    "FileOps",
     "RetryPolicy",
     "StateError",
     "StateStore",
@@ -39,8 +40,6 @@ _log = logging.getLogger("uuidkit.daemon")
 
 STATE_FILE: Final = "state.json"
 STATE_VERSION: Final = 1
-_TEMP_PREFIX: Final = ".state.json."
-_TEMP_SUFFIX: Final = ".tmp"
 #: Largest state file read, in octets (a corrupt or planted huge file is refused); room for
 #: ``max_claims`` at its ceiling of the longest claims (uuidkit.daemon.config).
 MAX_STATE_OCTETS: Final = 16 * 1024 * 1024
@@ -66,68 +65,51 @@ def device_id_of(text: object) -> int | None:
     return int(text, 16) or None
 
 
-@dataclass(slots=True)
-class FileOps:
-    """The system calls a state write makes, replaceable to inject faults in tests."""
-
-    write: Any = field(default=os.write)
-    fsync: Any = field(default=os.fsync)
-    rename: Any = field(default=os.rename)
-
-
 class StateStore:
-    """The daemon's state directory: :meth:`load` once, :meth:`save` after every change."""
+    """The daemon's state directory: :meth:`load` once, :meth:`save` after every change.
 
-    def __init__(self, directory: str, ops: FileOps | None = None) -> None:
+    ``filesystem`` (and the ``fs`` attribute, which tests may swap at any time) is the
+    fault-injection seam of :mod:`uuidkit._safefile`.
+    """
+
+    def __init__(self, directory: str, filesystem: FileSystem | None = None) -> None:
         self.directory = directory
-        self.ops = ops or FileOps()
-        self._dir_fd = self._open_directory(directory)
-
-    def close(self) -> None:
-        if self._dir_fd >= 0:
-            os.close(self._dir_fd)
-            self._dir_fd = -1
-
-    @staticmethod
-    def _open_directory(directory: str) -> int:
+        self.fs = filesystem if filesystem is not None else FileSystem()
         try:
-            os.mkdir(directory, 0o700)
-        except FileExistsError:
-            pass
+            make_private_directory(directory, self.fs)
+        except StateFileError as error:  # UnsafeStateError
+            raise StateError(f"state directory {error}") from None
         except OSError as error:
             raise StateError(
                 f"cannot create state directory {directory}: {error.strerror}"
             ) from None
-        try:
-            fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except OSError as error:
-            raise StateError(f"cannot open state directory {directory}: {error.strerror}") from None
-        info = os.fstat(fd)
-        if info.st_uid != os.geteuid():
-            os.close(fd)
-            raise StateError(f"state directory {directory} belongs to uid {info.st_uid}")
-        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            os.close(fd)
-            raise StateError(f"state directory {directory} is writable by others")
-        return fd
+
+    def close(self) -> None:
+        """Nothing to release (kept for callers that close the store at stop)."""
+
+    def _file(self) -> SafeFile:
+        return SafeFile(
+            self.path, fs=self.fs, private=True, kind="state file", max_octets=MAX_STATE_OCTETS
+        )
 
     def load(self) -> dict[str, Any]:
-        """The saved state (``{}`` when there is none yet); :class:`StateError` if unusable."""
-        self._remove_own_temporaries()
+        """The saved state (``{}`` when there is none yet); :class:`StateError` if unusable.
+
+        Never blocks on a FIFO and never follows a symlink at ``state.json``; the temporary
+        files a killed earlier run left are removed first.
+        """
+        state_file = self._file()
         try:
-            fd = os.open(
-                STATE_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=self._dir_fd
-            )
+            state_file.remove_stale_temporaries()
+            data = state_file.read()[0]
         except FileNotFoundError:
             return {}
+        except OversizedFileError:
+            raise StateError(f"{self.path} is larger than {MAX_STATE_OCTETS} octets") from None
+        except StateFileError as error:  # UnsafeStateError included
+            raise StateError(f"cannot use {error}") from None
         except OSError as error:
             raise StateError(f"cannot open {self.path}: {error.strerror}") from None
-        with os.fdopen(fd, "rb") as file:
-            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-                raise StateError(f"{self.path} is not a regular file")
-            data = file.read(MAX_STATE_OCTETS + 1)
-        if len(data) > MAX_STATE_OCTETS:
-            raise StateError(f"{self.path} is larger than {MAX_STATE_OCTETS} octets")
         try:
             state = json.loads(data)
         except ValueError as error:
@@ -154,40 +136,17 @@ class StateStore:
         return os.path.join(self.directory, STATE_FILE)
 
     def save(self, state: Mapping[str, Any]) -> None:
-        """Replace the state atomically: temp file, fsync, rename, fsync the directory."""
-        data = json.dumps({**state, "version": STATE_VERSION}, sort_keys=True).encode()
-        temp = f"{_TEMP_PREFIX}{secrets.token_hex(8)}{_TEMP_SUFFIX}"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(temp, flags, 0o600, dir_fd=self._dir_fd)
-        renamed = False
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[self.ops.write(fd, view) :]
-            # The data must be on disk before the rename makes it the state, or a crash
-            # could leave a renamed but empty file.
-            self.ops.fsync(fd)
-            os.close(fd)
-            fd = -1
-            self.ops.rename(temp, STATE_FILE, src_dir_fd=self._dir_fd, dst_dir_fd=self._dir_fd)
-            renamed = True
-            # The rename itself is durable only once the directory is.
-            self.ops.fsync(self._dir_fd)
-        finally:
-            if fd >= 0:
-                os.close(fd)
-            if not renamed:
-                # Only the file this call created, by its random name.
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(temp, dir_fd=self._dir_fd)
+        """Replace the state atomically: temp file, fsync, rename, fsync the directory.
 
-    def _remove_own_temporaries(self) -> None:
-        """Temporary files a crashed earlier run of the daemon left in its own directory."""
-        for name in os.listdir(self._dir_fd):
-            if name.startswith(_TEMP_PREFIX) and name.endswith(_TEMP_SUFFIX):
-                middle = name[len(_TEMP_PREFIX) : -len(_TEMP_SUFFIX)]
-                if len(middle) == 16 and all(c in "0123456789abcdef" for c in middle):
-                    os.unlink(name, dir_fd=self._dir_fd)
+        Raises ``OSError`` when the disk refuses or the directory or ``state.json`` has
+        become unsafe (a ``PermissionError`` naming why): either way the old state is intact
+        and the writer retries.
+        """
+        data = json.dumps({**state, "version": STATE_VERSION}, sort_keys=True).encode()
+        try:
+            self._file().replace(data)
+        except StateFileError as error:  # UnsafeStateError: refused like a disk that refuses
+            raise PermissionError(errno.EACCES, str(error)) from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,16 +4,16 @@ One file holds one time-based generator's reservation (see
 :mod:`uuidkit.generators.shared`), as the versioned, checksummed JSON of
 :mod:`uuidkit.generators._statetext`.
 
-**Atomic and durable.** A write creates a temporary file with an unpredictable name in the
-same directory (``mkstemp``: ``O_CREAT | O_EXCL | O_NOFOLLOW``, mode 0600), writes it whole
-(short writes are completed), fsyncs it, renames it over the state file and fsyncs the
-directory. A crash at any point leaves the old state or the new one, never a torn one, and
-once :meth:`StateFile.write` returns the new state survives a power loss.
-
-**Safe in shared directories**, the way ssh treats its keys: the state file, its lock file
-and their directory are checked before use, and an unsafe one is refused with
-:class:`UnsafeStateError` naming the path and the reason: a directory writable by group or
-others without the sticky bit, or owned by another user; a path that is a symlink or not a
+**Atomic, durable and safe in shared directories**, through :mod:`uuidkit._safefile` (the
+one module that writes and reads uuidkit's small files): a write goes to a temporary file
+with an unpredictable name in the same directory (``O_CREAT | O_EXCL | O_NOFOLLOW``, mode
+0600), written whole, fsynced, renamed over the state file, and the directory is fsynced; a
+crash leaves the old state or the new one, never a torn one, and once
+:meth:`StateFile.write` returns the new state survives a power loss. The temporary files a
+killed writer left are removed by the next write. The state file, its lock file and their
+directory are checked before use, the way ssh treats its keys, and an unsafe one is refused
+with :class:`UnsafeStateError` naming the path and the reason: a directory writable by group
+or others without the sticky bit, or owned by another user; a path that is a symlink or not a
 regular file (a FIFO is never opened blocking); a file owned by another user, open to group
 or others (a lock file also when readable by them: mode 0600), or read-only (it is never
 silently replaced).
@@ -37,15 +37,20 @@ import contextlib
 import errno
 import fcntl
 import os
-import stat
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
 from uuidkit import _system
+from uuidkit._safefile import (
+    FileSystem,
+    OversizedFileError,
+    SafeFile,
+    UnsafeStateError,
+    check_file,
+)
 from uuidkit.errors import StateFileError
-from uuidkit.generators._statefs import FileSystem, file_type
 from uuidkit.generators._statetext import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -63,18 +68,16 @@ __all__ = [
     "StoredState",
     "UnsafeStateError",
     "load_regular_file",
-    "read_private_file",
     "read_state_file",
 ]
 
 #: Larger files are not state files (a guard against reading something huge by mistake).
 _MAX_BYTES: Final = 4096
-#: Permission bits a state file must not have: writable by group or others.
-_WRITABLE_BY_OTHERS: Final = 0o022
 #: Permission bits a lock file must not have: any access by group or others (whoever can
 #: open the lock file can take the lock and stall every generator).
 _OPEN_TO_OTHERS: Final = 0o077
 _SYMLINK: Final = "a symbolic link, not a state file (never followed)"
+_KIND: Final = "state file"
 #: Longest wait for the lock by default, in milliseconds.
 DEFAULT_LOCK_TIMEOUT_MS: Final = 10_000
 #: Longest single sleep while polling for the lock, in nanoseconds.
@@ -91,14 +94,6 @@ class StateUnavailableWarning(UserWarning):
     """
 
 
-class UnsafeStateError(StateFileError):
-    """A state file, lock file or directory that another user could tamper with, or that is
-    not a regular file, a symlink, or read-only: refused, never followed or replaced.
-
-    References: RFC 9562 §6.3.
-    """
-
-
 def warn_unavailable(path: Path, reason: str) -> None:
     """Issue the :class:`StateUnavailableWarning` for ``path``.
 
@@ -112,7 +107,6 @@ def warn_unavailable(path: Path, reason: str) -> None:
     )
 
 
-_READ_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 _LOCK_FLAGS: Final = os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
@@ -144,6 +138,7 @@ class StateFile:
         self.durable = durable
         self.lock_timeout_ms = lock_timeout_ms
         self.fs = filesystem if filesystem is not None else FileSystem()
+        self._file = SafeFile(self.path, fs=self.fs, durable=durable, max_octets=_MAX_BYTES)
         self._monotonic_ns = monotonic_ns
         self._sleep_ns = sleep_ns
         self._lock_fd: int | None = None
@@ -162,33 +157,7 @@ class StateFile:
 
         References: RFC 9562 §6.3.
         """
-        directory = self.path.parent
-        info = self.fs.stat(str(directory))
-        if not stat.S_ISDIR(info.st_mode):
-            raise NotADirectoryError(errno.ENOTDIR, "not a directory", str(directory))
-        if info.st_uid not in (os.geteuid(), 0):
-            raise self._refuse(directory, f"unsafe: directory owned by uid {info.st_uid}")
-        if info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX:
-            raise self._refuse(
-                directory,
-                f"unsafe: directory mode {stat.S_IMODE(info.st_mode):04o} is writable by other "
-                "users without the sticky bit",
-            )
-
-    def _check_file(
-        self, path: Path, info: os.stat_result, *, writing: bool, loose: int = _WRITABLE_BY_OTHERS
-    ) -> None:
-        if stat.S_ISLNK(info.st_mode):
-            raise self._refuse(path, _SYMLINK)
-        if not stat.S_ISREG(info.st_mode):
-            raise self._refuse(path, f"{file_type(info.st_mode)}, not a state file")
-        if info.st_uid != os.geteuid():
-            raise self._refuse(path, f"unsafe: owned by uid {info.st_uid}, not {os.geteuid()}")
-        mode = stat.S_IMODE(info.st_mode)
-        if mode & loose:
-            raise self._refuse(path, f"unsafe: mode {mode:04o} is open to other users (chmod 600)")
-        if writing and not mode & stat.S_IWUSR:
-            raise self._refuse(path, f"read-only (mode {mode:04o}): it is not replaced")
+        self._file.check_directory()
 
     # --- reading ------------------------------------------------------------------------
 
@@ -214,55 +183,29 @@ class StateFile:
 
         References: RFC 9562 §6.3.
         """
-        raw, info = self.read_checked()
         try:
-            if len(raw) > _MAX_BYTES:
-                raise StateFileError(f"larger than {_MAX_BYTES} bytes")
+            raw, info = self.read_checked()
+        except OversizedFileError:
+            raise StateFileError(
+                f"{self.path}: corrupted: larger than {_MAX_BYTES} bytes"
+            ) from None
+        try:
             return StoredState.from_text(raw.decode("utf-8")), info
         except (StateFileError, UnicodeDecodeError) as error:
             raise StateFileError(f"{self.path}: corrupted: {error}") from None
 
     def read_checked(self) -> tuple[bytes, os.stat_result]:
-        """The file's first ``4096 + 1`` octets and its ``fstat``, read safely.
+        """The file's contents (at most 4096 octets) and its ``fstat``, read safely.
 
         The directory and the file pass the module's checks before a byte is read; the open
-        never blocks and never follows a symlink. Raises :class:`FileNotFoundError` for a
-        missing file (or directory), :class:`UnsafeStateError` for an unsafe one and
-        :class:`~uuidkit.StateFileError` when it cannot be read.
+        never blocks and never follows a symlink (:meth:`uuidkit._safefile.SafeFile.read`).
+        Raises :class:`FileNotFoundError` for a missing file (or directory),
+        :class:`UnsafeStateError` for an unsafe one and :class:`~uuidkit.StateFileError`
+        when it cannot be read or is larger.
 
         References: RFC 9562 §6.3.
         """
-        try:
-            self.check_directory()
-            # O_NOFOLLOW: a symlink fails with ELOOP; O_NONBLOCK: a FIFO opens at once and is
-            # refused by the fstat check instead of blocking until a writer appears.
-            descriptor = self.fs.open(str(self.path), _READ_FLAGS)
-        except FileNotFoundError:
-            raise
-        except OSError as error:
-            if error.errno == errno.ELOOP:
-                raise self._refuse(self.path, _SYMLINK) from None
-            raise StateFileError(f"{self.path}: unreadable: {error.strerror or error}") from None
-        try:
-            info = self.fs.fstat(descriptor)
-            self._check_file(self.path, info, writing=False)
-            raw = self._read_all(descriptor)
-        except OSError as error:
-            raise StateFileError(f"{self.path}: unreadable: {error.strerror or error}") from None
-        finally:
-            self.fs.close(descriptor)
-        return raw, info
-
-    def _read_all(self, descriptor: int) -> bytes:
-        chunks = []
-        size = 0
-        while size <= _MAX_BYTES:
-            chunk = self.fs.read(descriptor, _MAX_BYTES + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks)
+        return self._file.read()
 
     def read(self) -> StoredState | None:
         """The stored state, or ``None`` (with a warning) when it is unavailable.
@@ -284,67 +227,22 @@ class StateFile:
 
         References: RFC 9562 §6.3.
         """
-        try:
-            self.fs.lstat(str(self.path))
-        except FileNotFoundError:
-            return False
-        return True
+        return self._file.exists()
 
     # --- writing ------------------------------------------------------------------------
 
     def write(self, state: StoredState) -> None:
-        """Replace the file atomically (temp file, fsync, rename, fsync directory).
+        """Replace the file atomically (temporary file, fsync, rename, fsync directory).
 
         Call with the lock held. Raises :class:`UnsafeStateError` for an unsafe directory or
         an existing path that is a symlink, not a regular file, someone else's, open to
         others or read-only; ``OSError`` when the disk refuses (the old state is intact and
-        the temporary file is removed).
+        the temporary file is removed). Temporary files of killed writers are removed after
+        the write (:meth:`uuidkit._safefile.SafeFile.replace`).
 
         References: RFC 4122 §4.2.1.3.
         """
-        self.check_directory()
-        self._check_replaceable()
-        descriptor, temporary = self.fs.mkstemp(str(self.path.parent), f".{self.path.name}.")
-        try:
-            try:
-                self._write_all(descriptor, state.to_text().encode())
-                if self.durable:
-                    self.fs.fsync(descriptor)
-            finally:
-                self.fs.close(descriptor)
-            self.fs.replace(temporary, str(self.path))
-        except BaseException:
-            self._discard(temporary)
-            raise
-        if self.durable:
-            # The rename lives in the directory: without this fsync a power loss can bring the
-            # old state back after write() returned, and a reservation would be handed out twice.
-            directory = self.fs.open(str(self.path.parent), os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                self.fs.fsync(directory)
-            finally:
-                self.fs.close(directory)
-
-    def _check_replaceable(self) -> None:
-        try:
-            info = self.fs.lstat(str(self.path))
-        except FileNotFoundError:
-            return
-        self._check_file(self.path, info, writing=True)
-
-    def _write_all(self, descriptor: int, data: bytes) -> None:
-        # os.write may write less than asked (a full disk): a short write left unchecked would
-        # be renamed over the state as a torn file.
-        view = memoryview(data)
-        while view:
-            written = self.fs.write(descriptor, view)
-            if written <= 0:
-                raise OSError(errno.EIO, "write made no progress", str(self.path))
-            view = view[written:]
-
-    def _discard(self, temporary: str) -> None:
-        with contextlib.suppress(OSError):
-            self.fs.unlink(temporary)  # our own mkstemp file: nobody else's data
+        self._file.replace(state.to_text().encode())
 
     # --- locking ------------------------------------------------------------------------
 
@@ -416,7 +314,7 @@ class StateFile:
             raise self._refuse(self.lock_path, f"unusable lock file: {reason}") from None
         try:
             info = self.fs.fstat(descriptor)
-            self._check_file(self.lock_path, info, writing=False, loose=_OPEN_TO_OTHERS)
+            check_file(str(self.lock_path), info, writing=False, kind=_KIND, loose=_OPEN_TO_OTHERS)
         except UnsafeStateError as error:
             self.fs.close(descriptor)
             reason = str(error).removeprefix(f"{self.lock_path}: ")
@@ -448,7 +346,9 @@ class StateFile:
         checks, after each ``flock``, that the path still names the file it locked, and
         otherwise locks the file now at the path (a process that opened the deleted file
         meanwhile moves on to the new one instead of holding a lock nobody else sees). A
-        lock file another process made is never deleted.
+        lock file another process made is never deleted. The temporary files that killed
+        writers of this state file left go too (:mod:`uuidkit._safefile`'s rule: its own
+        pattern, this user's, no live writer).
 
         References: RFC 9562 §6.3.
         """
@@ -474,6 +374,8 @@ class StateFile:
             if (current.st_dev, current.st_ino) != (checked.st_dev, checked.st_ino):
                 raise StateFileError(f"{self.path}: replaced while being removed; left in place")
             self.fs.unlink(str(self.path))
+            with contextlib.suppress(OSError):  # what killed writers left, nothing else
+                self._file.remove_stale_temporaries()
             return True
         finally:
             if created and self._names_lock_file(lock_fd):
@@ -492,23 +394,6 @@ def read_state_file(path: str | os.PathLike[str]) -> StoredState:
     References: RFC 9562 §6.3.
     """
     return StateFile(path).load()
-
-
-def read_private_file(path: str | os.PathLike[str]) -> bytes:
-    """The contents of a small private file (at most 4096 octets), read as a state file is.
-
-    For other files kept beside state, e.g. a UIAP device ID: the directory and the file
-    must pass the checks of :class:`StateFile` (no symlink, no FIFO or other non-regular
-    file, nothing another user owns or may write), and the open never blocks. Raises
-    :class:`FileNotFoundError` when it is missing, :class:`UnsafeStateError` when it is
-    unsafe, :class:`~uuidkit.StateFileError` when it is unreadable or larger.
-
-    References: RFC 9562 §6.3.
-    """
-    raw = StateFile(path).read_checked()[0]
-    if len(raw) > _MAX_BYTES:
-        raise StateFileError(f"{path}: larger than {_MAX_BYTES} bytes")
-    return raw
 
 
 def load_regular_file(path: Path) -> tuple[StoredState, os.stat_result]:

@@ -28,7 +28,8 @@ Public API (what the daemon builds on):
   port and reply port, largest datagram, IP hop limit, claim period and timeout
   pass-through, interface poll interval; a unit on every field.
 * :class:`Authenticator`: the ``seal`` / ``open`` protocol of a keyed-MAC layer.
-* Device IDs: :func:`resolve_device_id` (random by default, EUI-64 on request, kept stable
+* Device IDs (UIAP §4.1): :func:`make_device_id` (the one maker: random by default, the
+  modified EUI-64 of an interface's MAC on request), :func:`resolve_device_id` (kept stable
   in a state directory), :func:`random_device_id`, :func:`device_id_from_mac`.
 * Interfaces: :func:`discover_interfaces`, :class:`InterfaceInfo`.
 * Validation: :func:`check_arrival`, :class:`TransportDrop`, :class:`SendFailure`.
@@ -48,6 +49,7 @@ from uuidkit.net.config import IPV6_UNFRAGMENTED_PAYLOAD_OCTETS, Family, Transpo
 from uuidkit.net.device_id import (
     device_id_from_mac,
     load_or_store_device_id,
+    make_device_id,
     random_device_id,
     resolve_device_id,
 )
@@ -80,6 +82,7 @@ __all__ = [
     "discover_interfaces",
     "is_link_local",
     "load_or_store_device_id",
+    "make_device_id",
     "random_device_id",
     "resolve_device_id",
 ]
