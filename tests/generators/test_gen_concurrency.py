@@ -183,6 +183,7 @@ def _check_shared_guarantees(per_process: list[list[tuple[int, int, int]]], exac
         assert best_below < value, "a value below one returned before it was requested"
 
 
+@pytest.mark.slow
 def test_eight_processes_share_one_state_file(tmp_path: Path) -> None:
     path = tmp_path / "shared.state"
     config = SharedConfig(window_ms=50)
@@ -243,6 +244,7 @@ def _generate_until_killed(make: Callable[[], Callable[[], uuidkit.UUID]], write
 # opens a window above the stored one, which the killed process may have counted ahead
 # into); on the real clock a restart (a fork) comes in a later millisecond, and values above
 # the old ones need no state file.
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("kind", "rounds", "stalled"),
     [

@@ -1,10 +1,11 @@
 """Real multi-host networks from Linux network namespaces, and UIAP nodes running in them.
 
-Every namespace name starts with a per-run prefix (from the pid and a random tag), so runs
-by other people on the same machine never collide, and teardown deletes exactly what this
-run created. DAD is off in every namespace before any link comes up (a tentative
-link-local address cannot be sent from), ``lo`` is up, and shared segments are Linux
-bridges with multicast snooping off so link-local multicast reaches every port.
+Every namespace name starts with a per-process prefix (the pytest-xdist worker, the pid and
+a random tag), so parallel workers and runs by other people on the same machine never
+collide, and teardown deletes exactly what this process created. DAD is off in every
+namespace before any link comes up (a tentative link-local address cannot be sent from),
+``lo`` is up, and shared segments are Linux bridges with multicast snooping off so
+link-local multicast reaches every port.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).with_name("node_driver.py")
-#: Every namespace this process creates starts with this.
-PREFIX = f"ukt{os.getpid()}{secrets.token_hex(2)}"
+#: Every namespace this process creates starts with this and a dash: unique per xdist
+#: worker ("gw0", ...; "main" without xdist) and per run (the pid and a random tag).
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
+PREFIX = f"ukt-{XDIST_WORKER}-{os.getpid()}-{secrets.token_hex(3)}"
 #: Generous: outcomes are asserted, never timings; the machine is shared and slow.
 WAIT_S = 60.0
 #: Fast claim timers for tests (seconds; the draft's are 0.5 and 1.0, UIAP §10): a new
@@ -59,11 +62,12 @@ def namespaces_unavailable() -> str | None:
 
 
 def cleanup_prefix(prefix: str = PREFIX) -> None:
-    """Delete every namespace whose name starts with ``prefix`` (only ours)."""
+    """Delete every namespace named ``prefix-...`` (only ours: the dash ends the prefix, so
+    another process's longer pid or tag never matches)."""
     listing = run("ip", "netns", "list", check=False).stdout
     for line in listing.splitlines():
         name = line.split()[0] if line.split() else ""
-        if name.startswith(prefix):
+        if name.startswith(prefix + "-"):
             run("ip", "netns", "del", name, check=False)
 
 
@@ -154,11 +158,14 @@ class Network:
         return nodes
 
     def close(self) -> None:
-        for node in self.nodes:
-            node.close()
-        for name in reversed(self.namespaces):
-            run("ip", "netns", "del", name, check=False)
-        self.namespaces.clear()
+        """Stop every node, then delete every namespace, even if stopping a node failed."""
+        try:
+            for node in self.nodes:
+                node.close()
+        finally:
+            for name in reversed(self.namespaces):
+                run("ip", "netns", "del", name, check=False)
+            self.namespaces.clear()
 
 
 def _reply_to(number: int) -> Callable[[dict[str, Any]], bool]:

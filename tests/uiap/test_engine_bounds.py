@@ -154,6 +154,7 @@ def drain(engine: Engine) -> list[object]:
     return list(iter(engine.next_event, None))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("limits", ["default", "off"])
 def test_a_forged_flood_stays_within_the_memory_bound_and_honest_claims_work(
     limits: str, forged_flood: list[bytes]
