@@ -132,6 +132,14 @@ class FakeDaemon:
             with contextlib.suppress(OSError):
                 conn.sendall(encode_event(name, fields))
 
+    def send_raw(self, data: bytes) -> None:
+        """Send ``data`` as it is to every watcher (a daemon gone wrong)."""
+        with self._lock:
+            watchers = list(self._watchers)
+        for conn in watchers:
+            with contextlib.suppress(OSError):
+                conn.sendall(data)
+
     def claim_methods(self) -> list[dict[str, Any]]:
         with self._lock:
             return [r for r in self.requests if r["method"] == "claim"]

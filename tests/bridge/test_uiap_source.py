@@ -16,6 +16,7 @@ from uuidkit.bridge import OnNodeLoss, UIAPNodeSource, node_bound_generator
 from uuidkit.errors import InvalidField, NodeUnavailableError
 from uuidkit.generators import NodeEvent, NodeEventKind
 from uuidkit.nodelayouts import MULTICAST_BIT, read_node_layout
+from uuidkit.uiap.client import MAX_REPLY_OCTETS
 
 WAIT_S = 30.0
 
@@ -133,6 +134,16 @@ def test_daemon_loss_stops_the_node_and_never_falls_back(daemon: FakeDaemon) -> 
         with pytest.raises(NodeUnavailableError, match="unreachable") as error:
             generator()
         assert error.value.reason == "daemon unreachable"
+
+
+def test_a_line_without_end_from_the_daemon_ends_the_watch(daemon: FakeDaemon) -> None:
+    # The watch stream holds at most one line a client accepts, then gives the node up as
+    # it does for a daemon gone, instead of buffering whatever the daemon sends.
+    with UIAPNodeSource(daemon.path) as source:
+        recorder = Recorder(source)
+        source.current()
+        daemon.send_raw(b" " * (MAX_REPLY_OCTETS + 1))
+        assert recorder.wait(NodeEventKind.LOST).reason == "daemon connection lost"
 
 
 def test_denied_nodes_are_replaced_then_given_up(daemon: FakeDaemon) -> None:

@@ -60,7 +60,7 @@ from uuidkit.generators.nodesource import (
 from uuidkit.uiap.numberspaces import UUID_NODE_ID_DOMAIN, node_id_uid
 from uuidkit.uiap.space import UIDSpace
 from uuidkit.uiapd.api import PROTOCOL_VERSION, APIError, ErrorCode, decode_line
-from uuidkit.uiapd.client import ClaimResult, Client
+from uuidkit.uiapd.client import MAX_REPLY_OCTETS, ClaimResult, Client
 
 __all__ = ["OnNodeLoss", "UIAPNodeSource", "node_bound_generator"]
 
@@ -101,7 +101,7 @@ class _EventStream:
                 f"UIAP daemon at {socket_path} unreachable: {error.strerror or error}",
                 "daemon unreachable",
             ) from None
-        self._buffer = b""
+        self._buffer = bytearray()
         # Wait for the daemon's answer to "watch": only then is the subscription live, so
         # no event about a claim made afterwards can be missed.
         self._sock.settimeout(timeout_s)
@@ -121,9 +121,14 @@ class _EventStream:
                 yield body
 
     def _lines(self) -> Iterator[dict[str, Any]]:
-        """Every well-formed line until the connection ends (then returns)."""
+        """Every well-formed line until the connection ends (then returns); a line longer
+        than a client accepts (:data:`~uuidkit.uiap.client.MAX_REPLY_OCTETS`) ends it too,
+        rather than growing the buffer without bound."""
         while True:
             while b"\n" not in self._buffer:
+                if len(self._buffer) > MAX_REPLY_OCTETS:
+                    _log.warning("UIAP daemon sent a line over %d octets", MAX_REPLY_OCTETS)
+                    return
                 try:
                     chunk = self._sock.recv(65536)
                 except OSError:
@@ -131,7 +136,9 @@ class _EventStream:
                 if not chunk:
                     return
                 self._buffer += chunk
-            line, self._buffer = self._buffer.split(b"\n", 1)
+            newline = self._buffer.index(b"\n")
+            line = bytes(self._buffer[:newline])
+            del self._buffer[: newline + 1]
             try:
                 yield decode_line(line)
             except APIError:

@@ -6,7 +6,10 @@
   (:class:`OutputError`, exit status 1 with a message).
 * Input comes from the command line and, for a ``-`` argument, lazily from the lines of
   standard input, each tagged with where it came from (``argument 2``, ``stdin line 7``) so
-  an error can name it.
+  an error can name it. A line is read with a bound (:data:`MAX_LINE_OCTETS`): a line longer
+  than any UUID form plus a margin is rejected by its number once that many octets have
+  arrived, so ``inspect - </dev/zero`` stops at once in constant memory, and Ctrl-C is seen
+  between bounded reads as it is while waiting for input.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHUNK",
+    "LONGEST_FORM_CHARS",
+    "MAX_LINE_OCTETS",
     "Input",
     "InputError",
     "OutputError",
@@ -35,6 +40,13 @@ __all__ = [
 
 #: Lines per write: large enough to amortise the call, small enough to keep memory flat.
 CHUNK: Final = 4096
+#: The longest form any command reads: a TypeID with the longest prefix (63 characters, "_",
+#: 26 digits); every other form is shorter (a URN is 45 characters, a decimal 39 digits).
+LONGEST_FORM_CHARS: Final = 63 + 1 + 26
+#: The longest line of standard input read (its line ending included): the longest form plus
+#: a margin, so stray spaces or leading zeros still get the parser's own diagnosis, while
+#: a line without end is refused after this many octets rather than held in memory.
+MAX_LINE_OCTETS: Final = 1024
 #: How much of a bad input an error message quotes.
 _QUOTE_CHARS: Final = 48
 
@@ -136,18 +148,28 @@ def _stdin_lines() -> Iterator[str]:
     stdin = sys.stdin
     if stdin is None:
         raise InputError("-: standard input is closed")
-    binary = getattr(stdin, "buffer", None)
-    if binary is not None:
-        # Bytes, decoded per line: a stray non-UTF-8 byte becomes a character that the
-        # parser names with its position, not a UnicodeDecodeError for the whole stream.
-        for raw in binary:
-            yield raw.decode("utf-8", "surrogateescape")
-    else:
-        yield from stdin
+    # Bytes, decoded per line: a stray non-UTF-8 byte becomes a character that the parser
+    # names with its position, not a UnicodeDecodeError for the whole stream.
+    source = getattr(stdin, "buffer", None) or stdin
+    number = 0
+    while True:
+        # Never readline() without a limit: one bounded read per line (a text stream
+        # without a buffer counts characters, which only makes the bound tighter).
+        line = source.readline(MAX_LINE_OCTETS + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > MAX_LINE_OCTETS:
+            raise InputError(
+                f"stdin line {number}: longer than {MAX_LINE_OCTETS} octets (no UUID form "
+                f"is longer than {LONGEST_FORM_CHARS} characters); stopped reading"
+            )
+        yield line.decode("utf-8", "surrogateescape") if isinstance(line, bytes) else line
 
 
 def inputs(arguments: list[str]) -> Iterator[Input]:
-    """The arguments in order, ``-`` replaced by the non-empty lines of stdin (read lazily)."""
+    """The arguments in order, ``-`` replaced by the non-empty lines of stdin (read lazily,
+    each at most :data:`MAX_LINE_OCTETS` long)."""
     for index, argument in enumerate(arguments, 1):
         if argument != "-":
             yield Input(argument, f"argument {index}")
