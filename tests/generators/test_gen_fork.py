@@ -233,6 +233,41 @@ def test_parent_and_child_are_disjoint(name: str, tmp_path: Path) -> None:
     assert not set(parent) & set(child)
 
 
+class ParentHighBytes:
+    """All-ones bytes in the process that made it, all-zero bytes in any forked child."""
+
+    def __init__(self) -> None:
+        self.parent = os.getpid()
+
+    def __call__(self, count: int) -> bytes:
+        return (b"\xff" if os.getpid() == self.parent else b"\x00") * count
+
+
+#: rand_a and rand_b of a UUIDv7 (RFC 9562 §5.7): the 12 bits after the version, the 62
+#: after the variant.
+V7_RANDOM_BITS = (0xFFF << 64) | ((1 << 62) - 1)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [V7Config(), V7Config(counter=V7Counter.DEDICATED, counter_bits=42)],
+    ids=["method2", "method1"],
+)
+def test_a_v7_child_starts_afresh_from_its_own_randomness(config: V7Config) -> None:
+    # RFC 9562 §6.9: the child must reuse neither the parent's buffered random words nor its
+    # counter nor its tick. The parent's bytes are all ones, the child's all zeros: the
+    # child's first value is a fresh tick at the clock with a counter seeded from zeros
+    # and a zero tail, so every random bit is 0. Kept words, a kept counter or a kept tick
+    # (which skips the new prefix) each leave ones there or a wrong timestamp.
+    clock = FakeClock()
+    generator = V7Generator(config, clock=clock, random_bytes=ParentHighBytes())
+    [generator() for _ in range(3)]
+    [child] = in_children(1, lambda: generator().int)
+    assert isinstance(child, int)
+    assert child >> 80 == clock.ms and (child >> 76) & 0xF == 7
+    assert child & V7_RANDOM_BITS == 0
+
+
 def test_uuid4_and_uuid8_discard_the_entropy_buffer_in_the_child(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

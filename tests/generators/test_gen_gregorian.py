@@ -108,13 +108,17 @@ def test_v1_regression_raise_and_keep() -> None:
 
 
 def test_set_node_rerandomises_the_clock_sequence() -> None:
+    # RFC 9562 §5.1: "if the node ID changes ..., setting the clock sequence to a random
+    # number minimizes the probability of a duplicate"; the same node keeps it.
     generator, _ = v1()
     before = generator.clock_seq
     generator.set_node(generator.node)
     assert generator.clock_seq == before
-    generator.set_node(0x0000_1234_5678)
-    assert generator.node == 0x0000_1234_5678
-    assert generator().node == 0x0000_1234_5678
+    for node in range(0x0000_1234_5678, 0x0000_1234_5678 + 8):
+        generator.set_node(node)
+        assert generator.node == node and generator().node == node
+        assert generator.clock_seq != before  # a fresh draw at every change (seeded source)
+        before = generator.clock_seq
 
 
 def test_v6_default_fresh_clock_seq_and_node_per_uuid_and_increasing() -> None:

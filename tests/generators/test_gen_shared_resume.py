@@ -1,12 +1,13 @@
-"""A shared v6 generator resumes above every value handed out through its state file.
+"""A shared v6 or v7 generator resumes above every value handed out through its state file.
 
 RFC 4122 §4.2.1.3 and RFC 9562 §6.3: the stored timestamp is "set to a value larger than any
-yet used in a UUID". A SharedV6Generator's first reservation (a start, a restart after a
-crash, a forked child) opens a window above it, so its values sort above every value any
-generator returned before it started, on a stalled or regressed clock too. Clocks are
-injected; a "killed" generator is one that is never called again (its state is only what
-it wrote to the file, exactly what a SIGKILL leaves); test_gen_concurrency.py repeats the
-stalled case with real processes and SIGKILL.
+yet used in a UUID". A SharedV6Generator's or SharedV7Generator's first reservation (a
+start, a restart after a crash, a forked child) opens a window above it, so its values sort
+above every value any generator returned before it started, on a stalled or regressed clock
+too; a stored window further ahead of the clock than max_future_ms is refused with
+ClockRegressionError. Clocks are injected; a "killed" generator is one that is never called
+again (its state is only what it wrote to the file, exactly what a SIGKILL leaves);
+test_gen_concurrency.py repeats the stalled case with real processes and SIGKILL.
 
 References: RFC 9562 §5.6, §6.2, §6.3; RFC 4122 §4.2.1.1-§4.2.1.4.
 """
@@ -91,26 +92,62 @@ def test_a_restart_after_a_regression_resumes_above(tmp_path: Path) -> None:
     assert second() > max(issued)
 
 
-V7_REGRESSION_GOES_BELOW = pytest.mark.xfail(
-    strict=True,
-    reason="known limitation: a v7 generator joins the current window at the clock; after a "
-    "regression inside the window another process's values may lie above that clock",
-)
-
-
-@V7_REGRESSION_GOES_BELOW
-def test_v7_restart_after_a_regression_inside_the_window(tmp_path: Path) -> None:
-    # v7 starts at the clock (never stamped ahead of a healthy clock, even by a new process),
-    # which leaves this case open: pinned so that a fix shows up.
-    path = tmp_path / "v7.state"
+@pytest.mark.parametrize("factory", [SharedV6Generator, SharedV7Generator])
+def test_a_restart_after_a_regression_inside_the_window_resumes_above(
+    tmp_path: Path, factory: type
+) -> None:
+    # Another process stamped START + 5 ms, then the clock went back 3 ms: a restart at the
+    # clock would sort below that value; the restart starts above the stored window end.
+    path = tmp_path / "shared.state"
     clock = FakeClock()
     with pytest.warns(StateUnavailableWarning, match="missing"):
-        first = shared(SharedV7Generator, path, clock)
+        first = shared(factory, path, clock)
     issued = [first()]
     clock.advance(5 * NS_PER_MS)
     issued.append(first())
     clock.advance(-3 * NS_PER_MS)
-    assert shared(SharedV7Generator, path, clock)() > max(issued)
+    later = shared(factory, path, clock)
+    assert min(later() for _ in range(3)) > max(issued)
+
+
+@pytest.mark.parametrize("factory", [SharedV6Generator, SharedV7Generator])
+def test_a_restart_after_the_clock_ran_ahead_within_the_bound_resumes_above(
+    tmp_path: Path, factory: type
+) -> None:
+    # The clock ran 9 s ahead (within max_future_ms = 10 s) and was corrected: the restart
+    # starts above the stored window, at most window_ms + 9 s ahead of the true clock.
+    path = tmp_path / "shared.state"
+    clock = FakeClock(START_NS + 9_000 * NS_PER_MS)
+    with pytest.warns(StateUnavailableWarning, match="missing"):
+        first = shared(factory, path, clock)
+    issued = [first() for _ in range(3)]
+    clock.now_ns = START_NS
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # within the bound: continued, not refused
+        later = shared(factory, path, clock)()
+    assert later > max(issued)
+
+
+@pytest.mark.parametrize("factory", [SharedV6Generator, SharedV7Generator])
+def test_a_restart_after_the_clock_ran_a_year_ahead_raises_until_reset(
+    tmp_path: Path, factory: type
+) -> None:
+    # Beyond the bound neither above (a year ahead of the clock) nor at the clock (below the
+    # values issued): a clear error, the file untouched; `state reset` starts afresh.
+    path = tmp_path / "shared.state"
+    year_ns = 365 * 86_400_000 * NS_PER_MS
+    clock = FakeClock(START_NS + year_ns)
+    with pytest.warns(StateUnavailableWarning, match="missing"):
+        first = shared(factory, path, clock)
+    [first() for _ in range(3)]
+    clock.now_ns = START_NS
+    stored = path.read_bytes()
+    later = shared(factory, path, clock)
+    with pytest.raises(uuidkit.ClockRegressionError, match=r"beyond max_future_ms=10000.*reset"):
+        later()
+    assert path.read_bytes() == stored
+    StateFile(path).remove()  # `uuidkit state reset`: the operator forgets the promise
+    later()
 
 
 def test_a_v1_restart_on_a_stalled_clock_is_above_in_timestamp_order(tmp_path: Path) -> None:
@@ -130,48 +167,65 @@ def test_a_v1_restart_on_a_stalled_clock_is_above_in_timestamp_order(tmp_path: P
     assert fields(later).timestamp == unix_ns_to_gregorian_ticks(clock.now_ns)  # type: ignore[union-attr]
 
 
-def test_restarts_in_a_loop_never_push_the_file_ahead_of_the_clock(tmp_path: Path) -> None:
+def units_of(factory: type, now_ns: int) -> int:
+    """The time unit a state file of ``factory`` counts in: 100 ns ticks (v6) or ms (v7)."""
+    return (
+        unix_ns_to_gregorian_ticks(now_ns) if factory is SharedV6Generator else now_ns // NS_PER_MS
+    )
+
+
+def units_per_ms(factory: type) -> int:
+    return TICKS_PER_MS if factory is SharedV6Generator else 1
+
+
+@pytest.mark.parametrize("factory", [SharedV6Generator, SharedV7Generator])
+def test_restarts_in_a_loop_never_push_the_file_ahead_of_the_clock(
+    tmp_path: Path, factory: type
+) -> None:
     # Each restart opens its window above the stored one; were that window window_ms long,
     # restarts every 100 ms with 1 s windows would move the file 0.9 s further ahead each
     # time, past max_future_ms (10 s) after a dozen, where it is refused as future-dated.
-    path = tmp_path / "v6.state"
+    path = tmp_path / "shared.state"
     clock = FakeClock()
     config = SharedConfig(window_ms=1_000, durable=False)
     with pytest.warns(StateUnavailableWarning, match="missing"):
-        values = [shared(SharedV6Generator, path, clock, config)()]
+        values = [shared(factory, path, clock, config)()]
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # never refused as future-dated
         for _ in range(50):
             clock.advance(100 * NS_PER_MS)
-            generator = shared(SharedV6Generator, path, clock, config)
+            generator = shared(factory, path, clock, config)
             values += [generator() for _ in range(3)]
-            ahead = StateFile(path).load().window_end - unix_ns_to_gregorian_ticks(clock.now_ns)
-            assert ahead < config.window_ms * TICKS_PER_MS
+            ahead = StateFile(path).load().window_end - units_of(factory, clock.now_ns)
+            assert ahead < config.window_ms * units_per_ms(factory)
     assert values == sorted(set(values))
 
 
-def test_many_starts_at_once_never_push_the_file_ahead_of_the_clock(tmp_path: Path) -> None:
+@pytest.mark.parametrize("factory", [SharedV6Generator, SharedV7Generator])
+def test_many_starts_at_once_never_push_the_file_ahead_of_the_clock(
+    tmp_path: Path, factory: type
+) -> None:
     # Sixteen processes starting within microseconds (a pool of workers): each resumes above
     # the file, a tick after the one before. Were the windows they open next window_ms long,
     # each would move the file window_ms further ahead: 16 s, beyond max_future_ms (10 s).
-    path = tmp_path / "v6.state"
+    path = tmp_path / "shared.state"
     clock = FakeClock()
     config = SharedConfig(window_ms=1_000, durable=False)
     with pytest.warns(StateUnavailableWarning, match="missing"):
-        running = [shared(SharedV6Generator, path, clock, config)]
+        running = [shared(factory, path, clock, config)]
     values = [running[0]()]
     reservations = 1
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # never refused as future-dated
         for _ in range(15):
             clock.advance(1_000)
-            running.append(shared(SharedV6Generator, path, clock, config))
+            running.append(shared(factory, path, clock, config))
             for generate in running:  # more values than a resumed window holds
                 values += [generate() for _ in range(20)]
                 reservations += 20  # at most one reservation per value
             # Every window ends window_ms after its opener's clock, or is one tick long.
-            ahead = StateFile(path).load().window_end - unix_ns_to_gregorian_ticks(clock.now_ns)
-            assert ahead < config.window_ms * TICKS_PER_MS + reservations
+            ahead = StateFile(path).load().window_end - units_of(factory, clock.now_ns)
+            assert ahead < config.window_ms * units_per_ms(factory) + reservations
     assert len(set(values)) == len(values)
 
 

@@ -15,7 +15,7 @@ from gen_fakes import NS_PER_MS, START_NS, FakeClock, constant_bytes, seeded_byt
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uuidkit import CounterOverflowError, InvalidField, StateFileError
+from uuidkit import ClockRegressionError, CounterOverflowError, InvalidField, StateFileError
 from uuidkit.fields import fields
 from uuidkit.generators import (
     SharedConfig,
@@ -93,20 +93,53 @@ def test_missing_file_warns_then_is_created(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("ahead_ms", [50_000, 2 * HOUR_NS // NS_PER_MS])
-def test_future_dated_window_is_refused_loudly(tmp_path: Path, ahead_ms: int) -> None:
-    # A window ending 50 s after the clock is beyond max_future_ms (10 s): no generator of
-    # this configuration can have written it, so it is refused with a warning naming how
-    # far ahead it is, and the generator starts fresh at the clock.
+def test_a_restart_refuses_a_future_dated_window(tmp_path: Path, ahead_ms: int) -> None:
+    # A window ending 50 s (or 2 h) after the clock is beyond max_future_ms (10 s): values up
+    # to its end may have been issued by a clock that far ahead. Starting above them would
+    # run beyond the bound, starting at the clock would go below them: the start is refused
+    # with the file untouched, until the clock is back or the operator resets the file.
     path = tmp_path / "future.state"
     future_ms = START_MS + ahead_ms
+    text = StoredState("v7", future_ms, future_ms + 999, 5, None, START_NS).to_text()
+    path.write_text(text)
+    clock = FakeClock()
+    generator = v7_generator(path, clock)
+    for _ in range(2):
+        with pytest.raises(
+            ClockRegressionError, match=f"window ends {ahead_ms + 999} ms after the clock.*reset"
+        ):
+            generator()
+    assert path.read_text() == text
+    clock.advance((ahead_ms + 999 - 10_000) * NS_PER_MS)  # the clock is within the bound
+    assert generator().int >> 80 == future_ms + 1_000  # above every value the window holds
+
+
+def test_state_reset_starts_afresh_after_a_refused_restart(tmp_path: Path) -> None:
+    path = tmp_path / "future.state"
+    future_ms = START_MS + 50_000
     path.write_text(StoredState("v7", future_ms, future_ms + 999, 5, None, START_NS).to_text())
     generator = v7_generator(path, FakeClock())
-    with pytest.warns(
-        StateUnavailableWarning, match=f"future-dated: window ends {ahead_ms + 999} ms"
-    ):
+    with pytest.raises(ClockRegressionError):
+        generator()
+    assert StateFile(path).remove()  # what `uuidkit state reset` does
+    assert generator().int >> 80 == START_MS
+
+
+def test_a_running_generator_refuses_a_future_dated_window_loudly(tmp_path: Path) -> None:
+    # Once running, a generator is above its own restart: a window another process wrote
+    # beyond max_future_ms is refused with a warning, and a fresh window opens at the clock.
+    path = tmp_path / "future.state"
+    clock = FakeClock()
+    with pytest.warns(StateUnavailableWarning, match="missing"):
+        generator = v7_generator(path, clock)
+    first = generator().int
+    clock.advance(1_000 * NS_PER_MS)  # past the generator's window: it reserves again
+    future_ms = clock.ms + 50_000
+    path.write_text(StoredState("v7", future_ms, future_ms + 999, 5, None, START_NS).to_text())
+    with pytest.warns(StateUnavailableWarning, match="future-dated: window ends 50999 ms"):
         value = generator().int
-    assert value >> 80 == START_MS
-    assert StoredState.from_text(path.read_text()).window_start == START_MS
+    assert value > first and value >> 80 == clock.ms
+    assert StoredState.from_text(path.read_text()).window_start == clock.ms
 
 
 def test_restart_never_goes_below_values_already_issued(tmp_path: Path) -> None:
@@ -179,7 +212,9 @@ def test_wrong_kind_is_unavailable(tmp_path: Path) -> None:
         assert generator().version == 6
 
 
-def test_restart_inside_the_window_takes_the_next_range(tmp_path: Path) -> None:
+def test_restart_inside_the_window_resumes_above_it(tmp_path: Path) -> None:
+    # The window [START_MS, START_MS + window_ms - 1] may hold values at any of its
+    # milliseconds (a process whose clock later went back): a restart starts above its end.
     path = tmp_path / "restart.state"
     clock = FakeClock()
     with pytest.warns(StateUnavailableWarning):
@@ -187,8 +222,7 @@ def test_restart_inside_the_window_takes_the_next_range(tmp_path: Path) -> None:
     before = [first().int for _ in range(10)]
     second = v7_generator(path, clock, seed=1)  # same seed: only the file prevents reuse
     after = second().int
-    assert after > before[-1] and after >> 80 == START_MS
-    assert (after >> 64) & 0xFFF >= (before[-1] >> 64) & 0xFFF
+    assert after > before[-1] and after >> 80 == START_MS + SharedConfig().window_ms
 
 
 def test_v6_restart_keeps_node_and_steps_clock_sequence(tmp_path: Path) -> None:
@@ -333,7 +367,8 @@ def test_child_after_fork_with_the_clock_behind_its_last_value(tmp_path: Path) -
     generator.reset_after_fork()  # what a forked child runs
     values += [generator().int for _ in range(3)]
     assert values == sorted(set(values))
-    assert values[-1] >> 80 == START_MS + 5
+    # A child is a new process on the file: it resumes above the window, never below it.
+    assert values[-1] >> 80 == START_MS + SharedConfig().window_ms
 
 
 @pytest.mark.parametrize("count", ["3", -1, 2.0])

@@ -15,7 +15,7 @@ from uuid import UUID
 
 from uuidkit import _system
 from uuidkit._construct import from_int_unchecked
-from uuidkit.errors import InvalidField
+from uuidkit.errors import ClockRegressionError, InvalidField
 from uuidkit.generators._policy import (
     Clock,
     ClockRegression,
@@ -101,9 +101,9 @@ class SharedGenerator(abc.ABC):
     _OVERFLOW = CounterOverflow.ADVANCE
     _REGRESSION = ClockRegression.KEEP
     _UNIT = "ms"
-    #: v6: a generator's first reservation starts above the stored window (see
-    #: :meth:`_resume_state`); v7 and v1 join the current window at the clock.
-    _RESUMES_ABOVE = False
+    #: v7, v6: a generator's first reservation starts above the stored window (see
+    #: :meth:`_resume_state`); v1 joins the current window at the clock.
+    _RESUMES_ABOVE = True
 
     def __init__(
         self,
@@ -190,6 +190,8 @@ class SharedGenerator(abc.ABC):
             warn_unavailable(self.file.path, f"kind {stored.kind!r}, expected {self._KIND!r}")
             return None
         ahead = stored.window_end - now_unit
+        if ahead > self._ahead_units() and self._RESUMES_ABOVE and not self._resumed:
+            self._refuse_to_resume(ahead)
         if ahead > self._ahead_units():
             # Loud, never silent: continuing above this window would stamp every value that
             # far ahead; the values it covers can only have been made by a clock that far
@@ -201,6 +203,25 @@ class SharedGenerator(abc.ABC):
             )
             return None
         return stored
+
+    def _refuse_to_resume(self, ahead: int) -> None:
+        """A first reservation (a restart) found values further ahead than the bound.
+
+        Values up to the stored window end may have been issued (by a process whose clock
+        ran that far ahead); starting above them would stamp values beyond the run-ahead
+        bound, and starting at the clock would go below them. So the start is refused, the
+        file untouched, until the clock is within the bound of the window end, or an
+        operator forgets the file's promise with ``uuidkit state reset``.
+
+        References: RFC 4122 §4.2.1.3 (the stored timestamp is "larger than any yet used");
+        RFC 9562 §6.2 "Monotonic Error Checking", §6.3.
+        """
+        raise ClockRegressionError(
+            f"{self.file.path}: the stored window ends {ahead} {self._UNIT} after the clock, "
+            f"beyond max_future_ms={self.config.future_limit_ms}: values issued before this "
+            "start may lie that far ahead, and a restart never goes below them; correct the "
+            "clock, or start afresh with `uuidkit state reset`"
+        )
 
     def _ahead_units(self) -> int:
         return self.config.future_limit_ms * self._units_per_ms()

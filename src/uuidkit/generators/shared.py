@@ -12,20 +12,31 @@ reserves again. The window end is the stored timestamp "set to a value larger th
 used in a UUID" (RFC 4122 §4.2.1.3, RFC 9562 §6.3): no value of any process, live or dead,
 lies above it.
 
-**Resuming above the window (v6).** A v6 generator's *first* reservation (a start, a restart
-after a crash or ``kill -9``, a forked child, another generator object on the file) opens a
-new window above the stored window end: the block of timestamps of RFC 4122 §4.2.1.4, with
-the file's node and next clock sequence (its ticks are new, so no random clock sequence is
-needed). Every v6 window ends ``window_ms`` after the highest clock reading of the process
-that opens it, or at its first tick when that is later: a process that resumed ahead of the
-clock reserves small blocks until the clock catches up rather than push the file further
-ahead, so many processes starting at once, or restarting in a loop, never move the file more
-than ``window_ms`` (and a tick per such reservation) past the highest clock reading. The
-price is that a new process's first values may be up to ``window_ms`` ahead of the clock.
-Later reservations join the current window at the clock as above, so processes running at the
-same time share windows through clock sequences instead of running ahead of each other.
-v7 and v1 start at the clock: v7 values are never stamped ahead of a healthy clock, and v1
-never runs ahead of it (RFC 4122 §4.2.1.2).
+**Resuming above the window (v7, v6).** A v7 or v6 generator's *first* reservation (a start,
+a restart after a crash or ``kill -9``, a forked child, another generator object on the
+file) opens a new window above the stored window end: the block of timestamps of RFC 4122
+§4.2.1.4, with the file's next range (v6: its node and next clock sequence; the ticks are
+new, so no random clock sequence is needed). Every such window ends ``window_ms`` after the
+highest clock reading of the process that opens it, or at its first tick when that is later:
+a process that resumed ahead of the clock reserves small blocks until the clock catches up
+rather than push the file further ahead, so many processes starting at once, or restarting
+in a loop, never move the file more than ``window_ms`` (and a tick per such reservation)
+past the highest clock reading. The price is that a new process's first values may be up to
+``window_ms`` ahead of the clock. Later reservations join the current window at the clock as
+above, so processes running at the same time share windows through ranges instead of running
+ahead of each other. v1 starts at the clock: it never runs ahead of it (RFC 4122 §4.2.1.2).
+
+A restart, by where the stored window ends (v7, v6):
+
+================================ ==========================================================
+at or before the clock           a new window at the clock
+ahead within ``max_future_ms``   above the window end (values that far ahead of the clock)
+further ahead (a clock that ran  :class:`~uuidkit.ClockRegressionError`, the file untouched,
+a year ahead, then corrected)    until the clock is within the bound or ``uuidkit state
+                                 reset`` forgets the file: starting above would run beyond
+                                 the bound, starting at the clock would go below the values
+================================ ==========================================================
+
 
 **Guarantees** for all values of all processes that share one state file (and of every
 generator object on it):
@@ -40,20 +51,15 @@ generator object on it):
    Hence if ``u`` is returned (by any process) before ``v`` is requested and the clock reading
    for ``v`` lies in a later time unit than the one embedded in ``u``, then ``u < v`` (for v1
    only in timestamp order, since v1 values do not sort by time).
-5. Restarts (v6): every value of a generator is above every value that any generator on the
+5. Restarts (v7, v6): every value of a generator is above every value that any generator on the
    file returned before this one's first value was requested, whatever the clock read, also
    when a process ran ahead of a stalled or regressed clock and was killed. v1, in timestamp
    order, has this on a clock that stalls or moves forward: it never stamps ahead, and a
    restart takes the clock's tick with the next clock sequence; after the clock goes back v1
    takes a new clock sequence at the clock, below earlier values, by design (RFC 4122 §4.2.1
    "increment the clock sequence value"). (5) lasts as long as the file does: a ``state
-   reset``, a corrupted, future-dated or unwritable file (each with a
-   :class:`StateUnavailableWarning`) or a clock step beyond ``max_future_ms`` starts afresh.
-
-Known limitation (v7): a v7 generator starts at the clock inside the current window, so after
-the clock went back inside a window its first values may sort below values another process
-stamped before the regression (KEEP). They still never repeat one (1). A test pins this as a
-known failure.
+   reset``, a corrupted or unwritable file (each with a :class:`StateUnavailableWarning`)
+   starts afresh.
 
 With ``window_ms=1`` and ``counter_block=1`` every v7 value is its own reservation and the
 order of (4) is exact: any value returned before another is requested is smaller.
@@ -109,6 +115,9 @@ class SharedV7Generator(SharedGenerator):
     - **Thread safety**: one :class:`threading.Lock` per value; ``fcntl.flock`` between
       processes around every reservation.
     - **Fork**: the child forgets the parent's range and lock descriptor and reserves anew.
+    - **Restart**: the first reservation starts above the stored window (up to ``window_ms``
+      ahead of the clock), or raises :class:`~uuidkit.ClockRegressionError` when that window
+      ends more than ``max_future_ms`` ahead: see the module.
     - **Persistence**: the reservation is written (atomically, fsynced) before it is used.
 
     References: RFC 9562 §5.7, §6.2 (Method 1), §6.3; RFC 4122 §4.2.1.
@@ -221,7 +230,6 @@ class SharedV6Generator(SharedGenerator):
     _KIND = "v6"
     _RANGE_BITS = 14
     _UNIT = "100 ns ticks"
-    _RESUMES_ABOVE = True
     #: v6 keeps counting ahead of a slow or regressed clock (within max_future_ms); v1 may not.
     _RUNS_AHEAD = True
     _pack = staticmethod(v6_int)
