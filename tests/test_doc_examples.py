@@ -22,6 +22,8 @@ and is skipped only when that need cannot be met here:
   skipped where namespaces cannot be made.
 
 Paths under ``/var/lib/`` in a block are moved into the temporary directory.
+
+The ``>>>`` examples in the package's own docstrings run as doctests too.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import doctest
+import importlib
 import inspect
 import os
 import re
@@ -299,3 +302,28 @@ def _run_in_namespace(source: str, interfaces: list[str], directory: Path) -> No
         assert done.returncode == 0, done.stderr
     finally:
         subprocess.run(["ip", "netns", "del", namespace], capture_output=True)
+
+
+# --- the examples in docstrings ------------------------------------------------------------
+
+DOCSTRING_MODULES = sorted(
+    ".".join(path.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__")
+    for path in SRC.rglob("*.py")
+    if ">>>" in path.read_text(encoding="utf-8")
+)
+
+
+def test_the_docstring_examples_include_the_simulators() -> None:
+    assert "uuidkit.testing" in DOCSTRING_MODULES
+
+
+@pytest.mark.parametrize("name", DOCSTRING_MODULES)
+def test_docstring_examples_run(name: str, in_tmp_dir: Path) -> None:
+    module = importlib.import_module(name)
+    tests = [test for test in doctest.DocTestFinder().find(module) if test.examples]
+    assert tests, f"{name} has '>>>' in its source but no doctest"
+    output: list[str] = []
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    for test in tests:
+        runner.run(test, out=output.append)
+    assert runner.summarize(verbose=False).failed == 0, "".join(output)
