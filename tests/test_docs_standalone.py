@@ -99,3 +99,38 @@ def test_the_distribution_name_is_one_the_index_accepts() -> None:
     assert _confusable_form("uuid-kit") == _confusable_form("uuidkit")  # why not "uuidkit"
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert f"pip install {name}" in readme and "import uuidkit" in readme
+
+
+#: Each step of .ci/run (a pattern of its command) and how the README's CI paragraph names it.
+CI_STEPS = [
+    (r"apt-get update", "installs"),
+    (r"apt-get install .*\bpostgresql\b", "PostgreSQL server"),
+    (r"apt-get install .*\bnftables\b", "nftables"),
+    (r"-Wall -Wextra -Werror.*build_ext --inplace", "builds the C accelerator in place"),
+    (r"pip install --quiet -e '\.\[test\]' && python3 -m pytest -q", "runs the second command"),
+    (r"^UUIDKIT_PURE=1 python3 -m pytest -q", "`UUIDKIT_PURE=1`"),
+    (r"ruff check \.", "`ruff check`"),
+    (r"ruff format --check \.", "`ruff format --check`"),
+    (r"mypy --strict", "`mypy --strict`"),
+    (r"bench/bench_db\.py --quick --no-plot", "`bench/bench_db.py --quick"),
+]
+
+
+def _ci_commands() -> list[str]:
+    text = (ROOT / ".ci" / "run").read_text(encoding="utf-8").replace("\\\n", " ")
+    commands = []
+    for line in text.splitlines():
+        line = re.sub(r"\s+", " ", line).strip()
+        if line and not line.startswith(("#", "set ", "cd ", "export ", "unset ")):
+            commands.append(line)
+    return commands
+
+
+def test_the_readme_describes_every_step_of_ci() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    paragraph = re.sub(r"\s+", " ", readme[readme.index("CI (`.ci/run`") :].split("\n\n")[0])
+    unexplained = [c for c in _ci_commands() if not any(re.search(p, c) for p, _ in CI_STEPS)]
+    assert not unexplained, f"steps of .ci/run the README does not describe: {unexplained}"
+    for pattern, phrase in CI_STEPS:
+        if any(re.search(pattern, command) for command in _ci_commands()):
+            assert phrase in paragraph, f"the README's CI paragraph lacks {phrase!r}"
