@@ -75,7 +75,8 @@ def test_the_readme_uuid7_range_example_covers_the_whole_last_day() -> None:
 def test_the_license_matches_the_package_metadata() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     license_text = (ROOT / "LICENSE").read_text(encoding="utf-8")
-    assert project["license"] == {"text": "MIT"} or project["license"] == "MIT"
+    assert project["license"] == "MIT"  # an SPDX expression (PEP 639)
+    assert project["license-files"] == ["LICENSE"]
     assert license_text.startswith("MIT License")
     assert "WITHOUT WARRANTY OF ANY KIND" in license_text
 
@@ -99,3 +100,41 @@ def test_the_distribution_name_is_one_the_index_accepts() -> None:
     assert _confusable_form("uuid-kit") == _confusable_form("uuidkit")  # why not "uuidkit"
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert f"pip install {name}" in readme and "import uuidkit" in readme
+
+
+#: Each step of .ci/run (a pattern of its command) and how the README's CI paragraph names it.
+CI_STEPS = [
+    (r"apt-get update", "installs"),
+    (r"apt-get install .*\bpostgresql\b", "PostgreSQL server"),
+    (r"apt-get install .*\bnftables\b", "nftables"),
+    (r"pip install --quiet 'setuptools>=77' wheel", "setuptools 77"),
+    (r"-Wall -Wextra -Werror.*build_ext --inplace", "builds the C accelerator in place"),
+    (r"pip install --quiet -e '\.\[test\]' && python3 -m pytest -q", "runs the second command"),
+    (r"^UUIDKIT_PURE=1 python3 -m pytest -q", "`UUIDKIT_PURE=1`"),
+    (r"python3 -m pytest -q -m slow", "slow tests once (`-m slow`)"),
+    (r"^\.ci/dist$", "`.ci/dist`"),
+    (r"ruff check \.", "`ruff check`"),
+    (r"ruff format --check \.", "`ruff format --check`"),
+    (r"mypy --strict", "`mypy --strict`"),
+    (r"bench/bench_db\.py --quick --no-plot", "`bench/bench_db.py --quick"),
+]
+
+
+def _ci_commands() -> list[str]:
+    text = (ROOT / ".ci" / "run").read_text(encoding="utf-8").replace("\\\n", " ")
+    commands = []
+    for line in text.splitlines():
+        line = re.sub(r"\s+", " ", line).strip()
+        if line and not line.startswith(("#", "set ", "cd ", "export ", "unset ")):
+            commands.append(line)
+    return commands
+
+
+def test_the_readme_describes_every_step_of_ci() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    paragraph = re.sub(r"\s+", " ", readme[readme.index("CI (`.ci/run`") :].split("\n\n")[0])
+    unexplained = [c for c in _ci_commands() if not any(re.search(p, c) for p, _ in CI_STEPS)]
+    assert not unexplained, f"steps of .ci/run the README does not describe: {unexplained}"
+    for pattern, phrase in CI_STEPS:
+        if any(re.search(pattern, command) for command in _ci_commands()):
+            assert phrase in paragraph, f"the README's CI paragraph lacks {phrase!r}"

@@ -20,8 +20,6 @@ from collections.abc import Callable, Iterable
 from itertools import repeat
 from uuid import UUID, SafeUUID
 
-from uuidkit.errors import InvalidUUID
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
 if TYPE_CHECKING:
     from typing import Any, Final
@@ -29,7 +27,6 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_INT",
     "UNKNOWN_SAFETY",
-    "from_int",
     "from_int_unchecked",
     "from_ints_unchecked",
     "new_blank",
@@ -67,14 +64,3 @@ def from_ints_unchecked(values: Iterable[int]) -> list[UUID]:
     deque(map(set_int, objects, ints), 0)
     deque(map(set_is_safe, objects, repeat(UNKNOWN_SAFETY, len(ints))), 0)
     return objects
-
-
-def from_int(value: int) -> UUID:
-    """A :class:`uuid.UUID` holding ``value``, which must be a 128-bit unsigned integer."""
-    if type(value) is not int and (isinstance(value, bool) or not isinstance(value, int)):
-        raise InvalidUUID(f"int: expected an int, found {type(value).__name__}")
-    exact = int.__index__(value)  # a subclass's comparisons may lie
-    if not 0 <= exact <= MAX_INT:
-        shown = exact if exact.bit_length() <= 256 else f"an int of {exact.bit_length()} bits"
-        raise InvalidUUID(f"integer out of range: expected 0 <= int < 2**128, found {shown}")
-    return from_int_unchecked(exact)

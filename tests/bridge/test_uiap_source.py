@@ -16,7 +16,7 @@ from uuidkit.bridge import OnNodeLoss, UIAPNodeSource, node_bound_generator
 from uuidkit.errors import InvalidField, NodeUnavailableError
 from uuidkit.generators import NodeEvent, NodeEventKind
 from uuidkit.nodelayouts import MULTICAST_BIT, read_node_layout
-from uuidkit.uiap.client import MAX_REPLY_OCTETS
+from uuidkit.uiapd.client import MAX_REPLY_OCTETS
 
 WAIT_S = 30.0
 

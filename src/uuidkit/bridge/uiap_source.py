@@ -122,7 +122,7 @@ class _EventStream:
 
     def _lines(self) -> Iterator[dict[str, Any]]:
         """Every well-formed line until the connection ends (then returns); a line longer
-        than a client accepts (:data:`~uuidkit.uiap.client.MAX_REPLY_OCTETS`) ends it too,
+        than a client accepts (:data:`~uuidkit.uiapd.client.MAX_REPLY_OCTETS`) ends it too,
         rather than growing the buffer without bound."""
         while True:
             while b"\n" not in self._buffer:

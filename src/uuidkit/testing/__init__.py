@@ -1,15 +1,15 @@
 """A deterministic network simulator for UIAP: many sans-I/O engines, one seed, virtual time.
 
 Shipped with the library so applications can test their own use of UIAP without a
-network::
+network (a doctest: ``tests/test_doc_examples.py`` runs it):
 
-    from uuidkit.testing import Simulator, topologies
-    from uuidkit.uiap import DomainID, UIDSpace
-
-    simulator = Simulator(topologies.ring(10), seed=1)
-    record = simulator.claim(0, DomainID.parse("fff:0:1:0"), UIDSpace.unique(b"\\x2a"))
-    report = simulator.run()
-    assert record.outcome is ClaimOutcome.GRANTED
+>>> from uuidkit.testing import ClaimOutcome, Simulator, topologies
+>>> from uuidkit.uiap import DomainID, UIDSpace
+>>> simulator = Simulator(topologies.ring(10), seed=1)
+>>> record = simulator.claim(0, DomainID.parse("fff:0:1:0"), UIDSpace.unique(b"\\x2a"))
+>>> report = simulator.run()
+>>> record.outcome is ClaimOutcome.GRANTED
+True
 
 References: draft-white-zeroconf-uiap-00 §2.4, §3, §4.2, §4.3, §5.1, §2.1.2;
 architecture.md: sans-I/O engine, time by hand, seeded network.
