@@ -273,6 +273,8 @@ def new_device_id(config: DaemonConfig) -> int:
     The one maker is :func:`uuidkit.net.device_id.make_device_id` (imported here, as the
     transport is); a mode it cannot follow (no such interface, no MAC) is a
     :class:`ConfigError` naming the key.
+
+    References: UIAP §4.1 (Originating Device ID); RFC 4291 Appendix A.
     """
     from uuidkit.errors import TransportError
     from uuidkit.net.device_id import DeviceIDMode, make_device_id
