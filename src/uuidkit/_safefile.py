@@ -204,11 +204,13 @@ def check_file(
     writing: bool,
     kind: str = "state file",
     loose: int = WRITABLE_BY_OTHERS,
+    root_may_own: bool = False,
 ) -> None:
     """Refuse a file that is not a regular file of this user, closed to others.
 
     ``loose`` are the permission bits it must not have; ``writing``: it is about to be
-    replaced, so a read-only file (someone made it so on purpose) is refused too.
+    replaced, so a read-only file (someone made it so on purpose) is refused too;
+    ``root_may_own``: a file root owns is accepted too (configuration root installed).
 
     References: RFC 9562 §6.3.
     """
@@ -216,7 +218,7 @@ def check_file(
         raise _refuse(path, f"a symbolic link, not a {kind} (never followed)")
     if not stat.S_ISREG(info.st_mode):
         raise _refuse(path, f"{file_type(info.st_mode)}, not a {kind}")
-    if info.st_uid != os.geteuid():
+    if info.st_uid != os.geteuid() and not (root_may_own and info.st_uid == 0):
         raise _refuse(path, f"unsafe: owned by uid {info.st_uid}, not {os.geteuid()}")
     mode = stat.S_IMODE(info.st_mode)
     if mode & loose:
@@ -244,7 +246,9 @@ class SafeFile:
 
     ``kind`` names the file in refusals ("a FIFO, not a state file"); ``private``: its
     directory must be private (see :func:`check_directory`); ``durable``: fsync the file and
-    the directory on every write (off only for throw-away files in tests).
+    the directory on every write (off only for throw-away files in tests); ``loose``: the
+    permission bits the file must not have (a secret: 0o077); ``root_may_own``: a file root
+    owns is read too.
 
     References: RFC 9562 §6.3; RFC 4122 §4.2.1.3.
     """
@@ -258,6 +262,8 @@ class SafeFile:
         private: bool = False,
         kind: str = "state file",
         max_octets: int = DEFAULT_MAX_OCTETS,
+        loose: int = WRITABLE_BY_OTHERS,
+        root_may_own: bool = False,
     ) -> None:
         self.path = os.fspath(path)
         self.directory, self.name = os.path.split(os.path.abspath(self.path))
@@ -266,6 +272,8 @@ class SafeFile:
         self.private = private
         self.kind = kind
         self.max_octets = max_octets
+        self.loose = loose
+        self.root_may_own = root_may_own
 
     def check_directory(self) -> None:
         """:func:`check_directory` of this file's directory.
@@ -274,14 +282,19 @@ class SafeFile:
         """
         check_directory(self.directory, self.fs, private=self.private)
 
-    def check(
-        self, info: os.stat_result, *, writing: bool, loose: int = WRITABLE_BY_OTHERS
-    ) -> None:
+    def check(self, info: os.stat_result, *, writing: bool) -> None:
         """:func:`check_file` of this file, as ``info`` describes it.
 
         References: RFC 9562 §6.3.
         """
-        check_file(self.path, info, writing=writing, kind=self.kind, loose=loose)
+        check_file(
+            self.path,
+            info,
+            writing=writing,
+            kind=self.kind,
+            loose=self.loose,
+            root_may_own=self.root_may_own,
+        )
 
     # --- reading ------------------------------------------------------------------------
 

@@ -241,7 +241,7 @@ def test_key_file_permissions(tmp_path: Path) -> None:
     path.write_text("1 " + "ab" * 32 + " send\n")
     for mode in (0o640, 0o604, 0o620):
         os.chmod(path, mode)
-        with pytest.raises(AuthError, match="others may read it"):
+        with pytest.raises(AuthError, match="is open to other users"):
             read_key_file(str(path))
     os.chmod(path, 0o600)
     assert read_key_file(str(path)).send_key_id == 1
@@ -249,8 +249,12 @@ def test_key_file_permissions(tmp_path: Path) -> None:
     os.symlink(path, link)
     with pytest.raises(AuthError):
         read_key_file(str(link))
-    with pytest.raises(AuthError, match="not a regular file"):
+    with pytest.raises(AuthError, match="a directory, not a key file"):
         read_key_file(str(tmp_path))
+    fifo = tmp_path / "fifo.key"
+    os.mkfifo(fifo, 0o600)  # refused at once: opened O_NONBLOCK (uuidkit._safefile)
+    with pytest.raises(AuthError, match="a FIFO, not a key file"):
+        read_key_file(str(fifo))
     path.write_text("1 short\n")
     with pytest.raises(AuthError, match="line 1"):
         read_key_file(str(path))

@@ -6,10 +6,10 @@ persistent state).
 
 from __future__ import annotations
 
-import os
-import stat
 from typing import Final
 
+from uuidkit._safefile import SafeFile
+from uuidkit.errors import StateFileError
 from uuidkit.uiap.auth import AuthError, SiteKeys, parse_key_file
 
 __all__ = ["read_key_file"]
@@ -21,30 +21,22 @@ MAX_KEY_FILE_OCTETS: Final = 64 * 1024
 def read_key_file(path: str) -> SiteKeys:
     """The keys in ``path``; :class:`AuthError` if the file is unsafe or malformed.
 
-    Refused: a symlink, anything but a regular file, a file owned by another user than
-    the daemon's (root's is accepted), and a file its group or others may read or write.
+    Read through :mod:`uuidkit._safefile`, never blocking and never through a symlink.
+    Refused: anything but a regular file, a file owned by another user than the daemon's
+    (root's is accepted), a file its group or others may read or write, and a directory
+    another user could swap it in.
 
     References: UIAP §7 (Security Considerations).
     """
+    key_file = SafeFile(
+        path, kind="key file", max_octets=MAX_KEY_FILE_OCTETS, loose=0o077, root_may_own=True
+    )
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        data = key_file.read()[0]
+    except StateFileError as error:  # unsafe, oversized or unreadable
+        raise AuthError(f"key file {error}") from None
     except OSError as error:
         raise AuthError(f"key file {path}: {error.strerror}") from None
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        os.close(fd)
-        raise AuthError(f"key file {path} is not a regular file")
-    with os.fdopen(fd, "rb") as file:
-        if info.st_uid not in (os.geteuid(), 0):
-            raise AuthError(f"key file {path} belongs to uid {info.st_uid}, not to the daemon")
-        if info.st_mode & 0o077:
-            raise AuthError(
-                f"key file {path} has mode {stat.S_IMODE(info.st_mode):04o}; "
-                "others may read it (chmod 600)"
-            )
-        data = file.read(MAX_KEY_FILE_OCTETS + 1)
-    if len(data) > MAX_KEY_FILE_OCTETS:
-        raise AuthError(f"key file {path} is larger than {MAX_KEY_FILE_OCTETS} octets")
     try:
         text = data.decode("ascii")
     except UnicodeDecodeError:
