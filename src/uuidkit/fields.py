@@ -110,12 +110,18 @@ def version(value: UUID) -> int | None:
 
 
 def is_nil(value: UUID) -> bool:
-    """Whether ``value`` is the Nil UUID. References: RFC 9562 §5.9."""
+    """Whether ``value`` is the Nil UUID.
+
+    References: RFC 9562 §5.9.
+    """
     return _as_int(value) == 0
 
 
 def is_max(value: UUID) -> bool:
-    """Whether ``value`` is the Max UUID. References: RFC 9562 §5.10."""
+    """Whether ``value`` is the Max UUID.
+
+    References: RFC 9562 §5.10.
+    """
     return _as_int(value) == MASK_128
 
 
@@ -175,7 +181,10 @@ class V2Fields(Record):
 
 
 class V3Fields(Record):
-    """UUIDv3 fields (MD5 bits). References: RFC 9562 §5.3."""
+    """UUIDv3 fields (MD5 bits).
+
+    References: RFC 9562 §5.3.
+    """
 
     __slots__ = ()
     __match_args__ = ("md5_high", "md5_mid", "md5_low")
@@ -187,7 +196,10 @@ class V3Fields(Record):
 
 
 class V4Fields(Record):
-    """UUIDv4 fields (random bits). References: RFC 9562 §5.4."""
+    """UUIDv4 fields (random bits).
+
+    References: RFC 9562 §5.4.
+    """
 
     __slots__ = ()
     __match_args__ = ("random_a", "random_b", "random_c")
@@ -199,7 +211,10 @@ class V4Fields(Record):
 
 
 class V5Fields(Record):
-    """UUIDv5 fields (SHA-1 bits). References: RFC 9562 §5.5."""
+    """UUIDv5 fields (SHA-1 bits).
+
+    References: RFC 9562 §5.5.
+    """
 
     __slots__ = ()
     __match_args__ = ("sha1_high", "sha1_mid", "sha1_low")
@@ -241,7 +256,10 @@ class V6Fields(Record):
 
 
 class V7Fields(Record):
-    """UUIDv7 fields. References: RFC 9562 §5.7."""
+    """UUIDv7 fields.
+
+    References: RFC 9562 §5.7.
+    """
 
     __slots__ = ()
     __match_args__ = ("unix_ts_ms", "rand_a", "rand_b")
@@ -253,7 +271,10 @@ class V7Fields(Record):
 
 
 class V8Fields(Record):
-    """UUIDv8 fields. References: RFC 9562 §5.8."""
+    """UUIDv8 fields.
+
+    References: RFC 9562 §5.8.
+    """
 
     __slots__ = ()
     __match_args__ = ("custom_a", "custom_b", "custom_c")
@@ -265,13 +286,19 @@ class V8Fields(Record):
 
 
 class NilFields(Record):
-    """The Nil UUID: no fields. References: RFC 9562 §5.9."""
+    """The Nil UUID: no fields.
+
+    References: RFC 9562 §5.9.
+    """
 
     __slots__ = ()
 
 
 class MaxFields(Record):
-    """The Max UUID: no fields. References: RFC 9562 §5.10."""
+    """The Max UUID: no fields.
+
+    References: RFC 9562 §5.10.
+    """
 
     __slots__ = ()
 

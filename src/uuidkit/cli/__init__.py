@@ -26,6 +26,9 @@ command line names one of their commands, or names none (``--help``, the default
 The plain spellings of ``gen`` (``gen -n 5 -v 4 --format upper``) skip the parser entirely
 (:mod:`uuidkit.cli._fastpath`; :mod:`argparse` loads only when a parser is built, in
 :mod:`uuidkit.cli._parser`), and each command imports what only it uses when it runs.
+
+References: RFC 9562 §4 (text forms), §5 (versions); UIAP §2.1.1 (the service the ``uiap`` commands
+use).
 """
 
 from __future__ import annotations
@@ -56,6 +59,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The whole command line: ``uuidkit [COMMAND] ...``.
 
     Given the ``command`` about to run, only the families it needs are imported.
+
+    References: RFC 9562 §4, §5; UIAP §2.1.1.
     """
     from uuidkit.cli._parser import build  # argparse loads only when a parser is built
 
@@ -63,7 +68,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the process exit status (see the module docstring)."""
+    """Run the command line; returns the process exit status (see the module docstring).
+
+    References: RFC 9562 §4, §5; UIAP §2.1.1.
+    """
     arguments = sys.argv[1:] if argv is None else list(argv)
     command = next((word for word in arguments if not word.startswith("-")), None)
     try:

@@ -39,7 +39,10 @@ MAX_CLAIMS_CEILING: Final = 10_000
 
 
 class ConfigError(UUIDKitError):
-    """A setting the daemon cannot use; ``key`` names it."""
+    """A setting the daemon cannot use; ``key`` names it.
+
+    References: UIAP §10 (the timers a setting may change), §8.1 (ports).
+    """
 
     def __init__(self, message: str, key: str) -> None:
         super().__init__(f"config key '{key}': {message}")
@@ -178,6 +181,8 @@ def load_config(path: str | None, overrides: Mapping[str, Any]) -> DaemonConfig:
     """The configuration of ``path`` (TOML, optional) with ``overrides`` (flags) on top.
 
     Raises :class:`ConfigError` naming the first bad key.
+
+    References: UIAP §2.3, §8.1, §10 (group, ports, timers); §7 (the site key).
     """
     settings: dict[str, Any] = {}
     if path:

@@ -23,6 +23,8 @@ def read_key_file(path: str) -> SiteKeys:
 
     Refused: a symlink, anything but a regular file, a file owned by another user than
     the daemon's (root's is accepted), and a file its group or others may read or write.
+
+    References: UIAP §7 (Security Considerations).
     """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)

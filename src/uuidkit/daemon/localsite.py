@@ -32,7 +32,10 @@ INTERFACE: Final = "site0"
 
 
 class LocalSite:
-    """Nodes on one simulated segment; ``partition`` splits it, ``merge`` joins it again."""
+    """Nodes on one simulated segment; ``partition`` splits it, ``merge`` joins it again.
+
+    References: UIAP §2.3 (one link-local segment), §4.5.1 (floods).
+    """
 
     def __init__(self) -> None:
         self.nodes: list[LocalNode] = []
@@ -88,7 +91,10 @@ class LocalSite:
 
 
 class LocalNode:
-    """One node of a :class:`LocalSite` (the daemon's ``Node`` interface)."""
+    """One node of a :class:`LocalSite` (the daemon's ``Node`` interface).
+
+    References: UIAP §2.3 (one link-local segment), §4.5.1 (floods).
+    """
 
     def __init__(
         self,

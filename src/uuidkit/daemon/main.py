@@ -61,7 +61,10 @@ _RESTART_KEYS = (
 
 
 def engine_config_of(config: DaemonConfig) -> EngineConfig:
-    """The engine's timers from the daemon's (UIAP §10); flood records outlive a claim."""
+    """The engine's timers from the daemon's (UIAP §10); flood records outlive a claim.
+
+    References: UIAP §10 (Table of Constants), §4.5.2 (claim lifetime).
+    """
     probe = EngineConfig(
         claim_period=config.claim_period,
         claim_timeout=config.claim_timeout,
@@ -105,7 +108,10 @@ def _log_setup(level: str) -> None:
 
 
 class Daemon:
-    """One run of the daemon; :meth:`serve` returns when it has stopped."""
+    """One run of the daemon; :meth:`serve` returns when it has stopped.
+
+    References: UIAP §2.1.1 (the service to applications), §4.4 (reclaims after a restart).
+    """
 
     def __init__(
         self,
@@ -272,6 +278,8 @@ def run(
     """Load the configuration and run the daemon in the foreground; the exit status.
 
     A bad setting is one line on stderr naming its key, and status 2.
+
+    References: UIAP §2.1.1, §4.4.
     """
     try:
         config = load_config(config_path, overrides)

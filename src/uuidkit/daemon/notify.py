@@ -20,7 +20,10 @@ __all__ = ["notify", "notify_address"]
 
 
 def notify_address(value: str | None) -> str | bytes | None:
-    """The socket address of ``NOTIFY_SOCKET``: a path, an abstract name (bytes) or None."""
+    """The socket address of ``NOTIFY_SOCKET``: a path, an abstract name (bytes) or None.
+
+    References: the systemd sd_notify(3) protocol (NOTIFY_SOCKET).
+    """
     if not value:
         return None
     if value.startswith("@"):
@@ -31,7 +34,10 @@ def notify_address(value: str | None) -> str | bytes | None:
 
 
 def notify(message: str, environ: Mapping[str, str] | None = None) -> str | None:
-    """Send ``message`` (``"READY=1"``, ``"STOPPING=1\\nSTATUS=..."``); the error or None."""
+    """Send ``message`` (``"READY=1"``, ``"STOPPING=1\\nSTATUS=..."``); the error or None.
+
+    References: the systemd sd_notify(3) protocol (READY=1, STOPPING=1, STATUS=).
+    """
     address = notify_address((environ if environ is not None else os.environ).get("NOTIFY_SOCKET"))
     if address is None:
         return None

@@ -19,7 +19,10 @@ __all__ = ["ClaimRecord"]
 
 @dataclass(eq=False)
 class ClaimRecord:
-    """One claim the daemon makes or holds for an application."""
+    """One claim the daemon makes or holds for an application.
+
+    References: UIAP §3.2.2 (describing a UID claim), §4.5.2 (claim lifetime).
+    """
 
     id: str
     params: ClaimParams

@@ -68,7 +68,10 @@ _LOCK_WAIT_S = 10.0
 
 
 class SocketError(OSError):
-    """The API socket cannot be created at the configured path."""
+    """The API socket cannot be created at the configured path.
+
+    References: UIAP §2.1.1; docs/uiap-api.md (the API socket).
+    """
 
 
 def bind_api_socket(
@@ -79,6 +82,8 @@ def bind_api_socket(
     Under the directory's lock (see :func:`_directory_lock`): refuse a live socket or
     anything that is not a provably dead socket, bind in a private directory, listen, and
     only then rename into place, so no probe ever finds a starting daemon's socket refusing.
+
+    References: UIAP §2.1.1; docs/uiap-api.md (the API socket).
     """
     path = os.path.abspath(path)
     directory = os.path.dirname(path)
@@ -167,7 +172,10 @@ class _Client:
 
 
 class APIServer:
-    """Serves :class:`ClaimService` on the API socket (see the module docstring)."""
+    """Serves :class:`ClaimService` on the API socket (see the module docstring).
+
+    References: UIAP §2.1.1 (the service to applications); docs/uiap-api.md.
+    """
 
     def __init__(self, service: ClaimService, config: DaemonConfig) -> None:
         self.service = service

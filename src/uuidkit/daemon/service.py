@@ -53,7 +53,10 @@ _log = logging.getLogger("uuidkit.daemon")
 
 
 class Node(Protocol):
-    """What the service needs of a UIAP node (``uuidkit.net.UIAPNode`` has it)."""
+    """What the service needs of a UIAP node (``uuidkit.net.UIAPNode`` has it).
+
+    References: UIAP §2.4 (what a device does), §3.1.
+    """
 
     device_id: int
 
@@ -79,6 +82,8 @@ class ClaimService:
 
     ``node_factory(on_event)`` makes the node; ``engine_config`` gives the timers used to
     plan renewals; ``wall_clock`` is Unix seconds (injected for tests).
+
+    References: UIAP §2.1.1, §2.4.1 (make a claim), §4.4 (reclaim), §4.5.2.
     """
 
     def __init__(

@@ -35,12 +35,18 @@ _START_TIMEOUT_S: Final = 60
 
 
 class ClusterUnavailable(RuntimeError):
-    """No PostgreSQL server can be started here (the reason is the message)."""
+    """No PostgreSQL server can be started here (the reason is the message).
+
+    References: RFC 9562 §6.13.
+    """
 
 
 @dataclass
 class Cluster:
-    """A running throwaway cluster: connect with :meth:`dsn` or :meth:`url`."""
+    """A running throwaway cluster: connect with :meth:`dsn` or :meth:`url`.
+
+    References: RFC 9562 §6.13 (DBMS and database considerations: what the database tests check).
+    """
 
     directory: Path
     bin_dir: Path
@@ -73,7 +79,10 @@ class Cluster:
 
 
 def find_bin_dir() -> Path | None:
-    """The directory of ``pg_ctl`` and ``initdb``: Debian's newest major, else ``PATH``."""
+    """The directory of ``pg_ctl`` and ``initdb``: Debian's newest major, else ``PATH``.
+
+    References: RFC 9562 §6.13.
+    """
     candidates = sorted(
         (Path(p).parent for p in glob.glob("/usr/lib/postgresql/*/bin/pg_ctl")),
         key=lambda path: int(path.parent.name) if path.parent.name.isdigit() else 0,

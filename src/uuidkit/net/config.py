@@ -29,7 +29,10 @@ IPV6_UNFRAGMENTED_PAYLOAD_OCTETS = 1280 - 40 - 8
 
 
 class Family(enum.Enum):
-    """The IP version UIAP runs over (UIAP §2.3: IPv6, "could equally be ... IPv4")."""
+    """The IP version UIAP runs over (UIAP §2.3: IPv6, "could equally be ... IPv4").
+
+    References: UIAP §2.3 (IPv6, or equally IPv4), §8.1.
+    """
 
     IPV6 = "ipv6"
     IPV4 = "ipv4"

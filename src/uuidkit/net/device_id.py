@@ -54,7 +54,10 @@ _GROUP_BIT: Final = 0x01 << 56
 
 
 def random_device_id() -> int:
-    """64 random bits, locally assigned (u = 0), individual (g = 0), never 0 (§4.1)."""
+    """64 random bits, locally assigned (u = 0), individual (g = 0), never 0 (§4.1).
+
+    References: UIAP §4.1 (Originating Device ID).
+    """
     while True:
         value = int.from_bytes(os.urandom(8)) & ~(_UNIVERSAL_BIT | _GROUP_BIT)
         if value:
@@ -62,7 +65,10 @@ def random_device_id() -> int:
 
 
 def device_id_from_mac(mac: bytes) -> int:
-    """The modified EUI-64 of a 48-bit MAC (RFC 4291 Appendix A)."""
+    """The modified EUI-64 of a 48-bit MAC (RFC 4291 Appendix A).
+
+    References: UIAP §4.1 (Originating Device ID); RFC 4291 Appendix A.
+    """
     if len(mac) != 6 or not any(mac):
         raise TransportError(f"not a 48-bit hardware address: {mac.hex(':')}", "mac")
     eui64 = int.from_bytes(mac[:3] + b"\xff\xfe" + mac[3:])
@@ -80,6 +86,8 @@ def resolve_device_id(
 
     ``eui64`` uses ``interface``'s hardware address (or, without one named, the first
     interface in index order that has one); no such interface is a :class:`TransportError`.
+
+    References: UIAP §4.1 (Originating Device ID).
     """
     if mode not in ("random", "eui64"):
         raise TransportError(f"device ID mode must be 'random' or 'eui64', got {mode!r}", "mode")
@@ -108,7 +116,10 @@ def _interface_eui64(interface: str | None) -> int:
 
 
 def load_or_store_device_id(directory: Path, make: Callable[[], int]) -> int:
-    """The ID kept in ``directory``, or ``make()`` stored there atomically and returned."""
+    """The ID kept in ``directory``, or ``make()`` stored there atomically and returned.
+
+    References: UIAP §4.1 (Originating Device ID).
+    """
     path = directory / DEVICE_ID_FILE
     stored = _read(path)
     if stored is not None:

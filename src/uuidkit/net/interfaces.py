@@ -104,7 +104,10 @@ def is_link_local(address: str, family: Family) -> bool:
 
 
 def discover_interfaces() -> dict[str, InterfaceInfo]:
-    """Every interface of this network namespace, by name."""
+    """Every interface of this network namespace, by name.
+
+    References: UIAP §2.3 (interfaces with link-local multicast).
+    """
     ipv6 = _ipv6_link_local_by_index()
     ipv4 = _ipv4_addresses_by_name()
     found: dict[str, InterfaceInfo] = {}

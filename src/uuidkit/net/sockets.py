@@ -48,7 +48,10 @@ _ANCILLARY_OCTETS: Final = socket.CMSG_SPACE(_IN6_PKTINFO.size) + socket.CMSG_SP
 
 class Arrival(NamedTuple):
     """One received datagram with what the kernel said about it (a tuple: one is made
-    per datagram, so it must be cheap)."""
+    per datagram, so it must be cheap).
+
+    References: UIAP §2.3 (link-local multicast), §2.4.2 (receive a Claim-Attempt).
+    """
 
     #: The UDP payload (at most the receive buffer; see ``truncated``).
     data: bytes
@@ -73,6 +76,8 @@ def open_udp_socket(
     """A non-blocking UDP socket bound to the wildcard address on ``port``.
 
     Raises :class:`TransportError` naming the port when it cannot be bound.
+
+    References: UIAP §8.1, §10 (the two UDP ports).
     """
     if family is Family.IPV6:
         sock = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
@@ -124,7 +129,10 @@ def _bind_error(port: int, error: OSError) -> str:
 
 
 def join_group(sock: socket.socket, family: Family, group: str, ifindex: int) -> None:
-    """Join ``group`` on interface ``ifindex``; joining twice is harmless."""
+    """Join ``group`` on interface ``ifindex``; joining twice is harmless.
+
+    References: UIAP §2.3, §8.1 (the link-local multicast group).
+    """
     try:
         sock.setsockopt(*_membership(family, group, ifindex, leave=False))
     except OSError as error:
@@ -133,7 +141,10 @@ def join_group(sock: socket.socket, family: Family, group: str, ifindex: int) ->
 
 
 def leave_group(sock: socket.socket, family: Family, group: str, ifindex: int) -> None:
-    """Leave ``group`` on ``ifindex``; an interface already gone is not an error."""
+    """Leave ``group`` on ``ifindex``; an interface already gone is not an error.
+
+    References: UIAP §2.3, §8.1.
+    """
     try:
         sock.setsockopt(*_membership(family, group, ifindex, leave=True))
     except OSError as error:
@@ -152,7 +163,10 @@ def _membership(family: Family, group: str, ifindex: int, *, leave: bool) -> tup
 
 
 def receive(sock: socket.socket, family: Family, buffer_octets: int) -> Arrival:
-    """Read one datagram; raises ``BlockingIOError`` when none is waiting."""
+    """Read one datagram; raises ``BlockingIOError`` when none is waiting.
+
+    References: UIAP §2.3, §2.4.2.
+    """
     data, ancillary, flags, address = sock.recvmsg(buffer_octets, _ANCILLARY_OCTETS)
     destination: str | None = None
     ifindex: int | None = None
@@ -196,6 +210,8 @@ def send(
     Over IPv6 the scope id picks the interface of a link-local or ``ff02::`` destination
     (ipv6(7)), and the kernel picks the interface's link-local source. Over IPv4 an
     ``IP_PKTINFO`` control message names the interface and the source address.
+
+    References: UIAP §2.4.1, §2.4.3, §2.4.5 (claims, forwards, denies).
     """
     if family is Family.IPV6:
         sock.sendto(data, (destination, port, 0, ifindex))

@@ -24,7 +24,10 @@ __all__ = ["Channel", "SendFailure", "TransportDrop", "TransportStats", "check_a
 
 
 class TransportDrop(enum.Enum):
-    """Why the transport dropped a received datagram before the engine saw it."""
+    """Why the transport dropped a received datagram before the engine saw it.
+
+    References: UIAP §2.3, §2.4.2; §9 (bounded state).
+    """
 
     #: Longer than ``max_datagram_octets`` (or truncated by the receive buffer).
     OVERSIZED = "oversized"
@@ -47,7 +50,10 @@ class TransportDrop(enum.Enum):
 
 
 class SendFailure(enum.Enum):
-    """Why a datagram the engine asked for was not sent."""
+    """Why a datagram the engine asked for was not sent.
+
+    References: UIAP §2.4.3, §2.4.5 (forwarding and sending).
+    """
 
     #: The interface stopped participating between the engine's decision and the send.
     INTERFACE_GONE = "interface-gone"
@@ -62,7 +68,10 @@ class SendFailure(enum.Enum):
 
 
 class Channel(enum.Enum):
-    """Which of the node's two sockets a datagram arrived on."""
+    """Which of the node's two sockets a datagram arrived on.
+
+    References: UIAP §8.1, §10 (UIAP_CLAIM_PORT and UIAP_REPLY_PORT).
+    """
 
     #: UIAP_CLAIM_PORT: Claim-Attempt floods to the group.
     CLAIM = "claim"
@@ -72,7 +81,10 @@ class Channel(enum.Enum):
 
 @dataclass(slots=True)
 class TransportStats:
-    """Counts of one node's transport since ``start()``; every drop is counted by reason."""
+    """Counts of one node's transport since ``start()``; every drop is counted by reason.
+
+    References: UIAP §2.3, §2.4.2.
+    """
 
     #: Datagrams read from the sockets.
     received: int = 0
@@ -108,6 +120,8 @@ def check_arrival(
     """The drop reason for ``arrival``, or the name of the interface it arrived on.
 
     ``participating`` maps the index of every participating interface to its name.
+
+    References: UIAP §2.3 (link-local only), §2.4.2.
     """
     if arrival.truncated or len(arrival.data) > max_datagram_octets:
         return TransportDrop.OVERSIZED

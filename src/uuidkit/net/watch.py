@@ -27,7 +27,10 @@ _RTMGRP_IPV6_IFADDR: Final = 0x100
 
 
 class RateLimitedLog:
-    """At most one warning per kind per ``interval`` seconds, with a count of the rest."""
+    """At most one warning per kind per ``interval`` seconds, with a count of the rest.
+
+    References: UIAP §9 (bounded state under hostile input).
+    """
 
     def __init__(
         self,
@@ -54,7 +57,10 @@ class RateLimitedLog:
 
 
 class LinkWatcher:
-    """Calls ``on_change`` (once per burst of notifications) and every ``interval`` s."""
+    """Calls ``on_change`` (once per burst of notifications) and every ``interval`` s.
+
+    References: UIAP §2.3; §4.4 (reclaim when an interface comes up).
+    """
 
     def __init__(
         self, loop: asyncio.AbstractEventLoop, interval: float, on_change: Callable[[], None]

@@ -89,6 +89,10 @@ def engine_factory(config: EngineConfig | None = None) -> EngineFactory:
     chosen = config or EngineConfig(drop_events=False)
 
     def make(device_id: int, rng: random.Random) -> EngineLike:
+        """A real engine for ``device_id``, drawing its random choices from ``rng``.
+
+        References: UIAP §2.4, §3.
+        """
         return Engine(device_id, rng, chosen)
 
     return make

@@ -63,7 +63,10 @@ METHODS: Final = ("claim", "release", "list", "status", "watch")
 
 
 class ErrorCode(enum.Enum):
-    """Every error the daemon replies with (docs/uiap-api.md describes each)."""
+    """Every error the daemon replies with (docs/uiap-api.md describes each).
+
+    References: UIAP §2.1.1; docs/uiap-api.md (Errors).
+    """
 
     #: The line is not UTF-8 JSON.
     BAD_JSON = "bad-json"
@@ -105,7 +108,10 @@ class ErrorCode(enum.Enum):
 
 
 class APIError(UIAPError):
-    """An API error: ``code`` (:class:`ErrorCode`), the message, and ``field`` if any."""
+    """An API error: ``code`` (:class:`ErrorCode`), the message, and ``field`` if any.
+
+    References: UIAP §2.1.1; docs/uiap-api.md (Errors).
+    """
 
     def __init__(self, code: ErrorCode, message: str, field: str | None = None) -> None:
         super().__init__(message)
@@ -123,7 +129,10 @@ class APIError(UIAPError):
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """One parsed request line."""
+    """One parsed request line.
+
+    References: docs/uiap-api.md (Framing and versions); UIAP §2.1.1.
+    """
 
     id: int | str | None
     method: str
@@ -131,7 +140,10 @@ class Request:
 
 
 def decode_line(line: bytes) -> dict[str, Any]:
-    """One JSON object from one line; :class:`APIError` ``bad-json`` otherwise."""
+    """One JSON object from one line; :class:`APIError` ``bad-json`` otherwise.
+
+    References: docs/uiap-api.md (Framing and versions); RFC 8259 (JSON).
+    """
     try:
         value = json.loads(line.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
@@ -148,6 +160,8 @@ def parse_request(line: bytes) -> Request:
     """Parse one request line (without or with its newline).
 
     Raises :class:`APIError`, whose ``request_id`` is set once the ``id`` could be read.
+
+    References: docs/uiap-api.md (Framing and versions, Methods).
     """
     body = decode_line(line)
     request_id = request_id_of(body)
@@ -197,6 +211,8 @@ class ClaimParams:
     """The parameters of a ``claim`` request, checked.
 
     ``lifetime`` is in seconds (UIAP §4.5.2; :data:`LIFETIME_INFINITE` is for ever).
+
+    References: UIAP §3.2.2 (describing a UID claim), §4.5.2 (lifetime); docs/uiap-api.md.
     """
 
     domain: DomainID
@@ -223,7 +239,10 @@ _CLAIM_KEYS: Final = frozenset(
 
 
 def parse_claim_params(params: Mapping[str, Any]) -> ClaimParams:
-    """Check the parameters of ``claim``; :class:`APIError` ``bad-params`` names the field."""
+    """Check the parameters of ``claim``; :class:`APIError` ``bad-params`` names the field.
+
+    References: UIAP §3.2.2, §6.1; docs/uiap-api.md (claim).
+    """
     unknown = sorted(set(params) - _CLAIM_KEYS)
     if unknown:
         raise APIError(ErrorCode.BAD_PARAMS, f"unknown parameter {unknown[0]!r}", unknown[0])
@@ -254,7 +273,10 @@ def parse_claim_params(params: Mapping[str, Any]) -> ClaimParams:
 
 
 def space_from_json(params: Mapping[str, Any]) -> UIDSpace:
-    """The UID space of exactly one of ``uid``, ``prefix`` (hex) or ``range`` ([hex, hex])."""
+    """The UID space of exactly one of ``uid``, ``prefix`` (hex) or ``range`` ([hex, hex]).
+
+    References: UIAP §3.2.2, §3.2.3 (UIDs, prefixes and ranges).
+    """
     forms = [name for name in ("uid", "prefix", "range") if name in params]
     if len(forms) != 1:
         raise APIError(
@@ -276,7 +298,10 @@ def space_from_json(params: Mapping[str, Any]) -> UIDSpace:
 
 
 def space_to_json(space: UIDSpace) -> dict[str, Any]:
-    """``{"uid": hex}``, ``{"prefix": hex}`` or ``{"range": [hex, hex]}`` (whole octets)."""
+    """``{"uid": hex}``, ``{"prefix": hex}`` or ``{"range": [hex, hex]}`` (whole octets).
+
+    References: UIAP §3.2.2, §3.2.3.
+    """
     if space.fmt is Fmt.RANGE and space.second is not None:
         return {"range": [space.first.data.hex(), space.second.data.hex()]}
     key = "prefix" if space.fmt is Fmt.PREFIX else "uid"
@@ -308,17 +333,26 @@ def _dump(body: Mapping[str, Any]) -> bytes:
 
 
 def encode_reply(request_id: int | str | None, result: Mapping[str, Any]) -> bytes:
-    """A success reply line."""
+    """A success reply line.
+
+    References: docs/uiap-api.md (Framing and versions).
+    """
     return _dump({"v": PROTOCOL_VERSION, "id": request_id, "ok": True, "result": result})
 
 
 def encode_error(request_id: int | str | None, error: APIError) -> bytes:
-    """An error reply line."""
+    """An error reply line.
+
+    References: docs/uiap-api.md (Errors).
+    """
     return _dump({"v": PROTOCOL_VERSION, "id": request_id, "ok": False, "error": error.to_json()})
 
 
 def encode_event(name: str, fields: Mapping[str, Any]) -> bytes:
-    """An event line (sent to clients that called ``watch``)."""
+    """An event line (sent to clients that called ``watch``).
+
+    References: docs/uiap-api.md (watch).
+    """
     return _dump({"v": PROTOCOL_VERSION, "event": name, **fields})
 
 

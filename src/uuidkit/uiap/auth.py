@@ -101,7 +101,10 @@ _V4_MAPPED: Final = b"\0" * 10 + b"\xff\xff"
 
 
 class AuthError(UIAPError):
-    """A key file or key set that cannot be used (``line`` names the line, 1-based)."""
+    """A key file or key set that cannot be used (``line`` names the line, 1-based).
+
+    References: UIAP §7.
+    """
 
     def __init__(self, message: str, line: int | None = None) -> None:
         super().__init__(message)
@@ -109,7 +112,10 @@ class AuthError(UIAPError):
 
 
 class AuthDrop(enum.Enum):
-    """Why an incoming datagram was refused before the engine saw it."""
+    """Why an incoming datagram was refused before the engine saw it.
+
+    References: UIAP §7.
+    """
 
     #: Ends with the trailer marker but is shorter than a trailer.
     TRUNCATED = "auth-truncated"
@@ -133,6 +139,8 @@ class SiteKeys:
 
     Rollover (RFC 8967 §1.1 "graceful key rotation"): add the new key on every host
     (accepted, not sent), then make it the send key everywhere, then remove the old one.
+
+    References: UIAP §7 (Security Considerations).
     """
 
     keys: Mapping[int, bytes]
@@ -156,6 +164,8 @@ def parse_key_file(text: str) -> SiteKeys:
 
     Exactly one key is marked ``send`` unless the file holds a single key. Errors name the
     line. (Reading the file, and refusing one that others may read, is the caller's job.)
+
+    References: UIAP §7.
     """
     keys: dict[int, bytes] = {}
     senders: list[int] = []
@@ -190,7 +200,10 @@ def parse_key_file(text: str) -> SiteKeys:
 
 @dataclass(frozen=True, slots=True)
 class AuthConfig:
-    """Limits of the receiver's sender table."""
+    """Limits of the receiver's sender table.
+
+    References: UIAP §7 (Security Considerations), §9.
+    """
 
     #: Senders (source address, interface) remembered at most, in entries.
     max_senders: int = 4096
@@ -208,7 +221,10 @@ class AuthConfig:
 
 @dataclass(slots=True)
 class AuthStats:
-    """Counts of sealed, accepted and dropped datagrams (drops by reason)."""
+    """Counts of sealed, accepted and dropped datagrams (drops by reason).
+
+    References: UIAP §7.
+    """
 
     sealed: int = 0
     accepted: int = 0

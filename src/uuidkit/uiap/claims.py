@@ -54,7 +54,10 @@ __all__ = [
 
 
 class ClaimState(enum.Enum):
-    """Where one of this device's claims stands."""
+    """Where one of this device's claims stands.
+
+    References: UIAP §2.4.1, §2.4.6, §4.2.2, §4.4.
+    """
 
     ATTEMPTING = "attempting"
     WAITING = "waiting"
@@ -66,7 +69,10 @@ class ClaimState(enum.Enum):
 
 
 class Trigger(enum.Enum):
-    """What moves a claim from one state to the next."""
+    """What moves a claim from one state to the next.
+
+    References: UIAP §2.4.1, §4.2.2, §4.3.2, §4.4.
+    """
 
     #: UIAP_CLAIM_PERIOD elapsed and another Claim-Attempt flood is due.
     SEND_NEXT_ATTEMPT = "send-next-attempt"
@@ -126,6 +132,8 @@ class Conflict:
 
     ``deny``: send a Claim-Deny for the incoming attempt. ``failure``: our claim fails
     with this reason (``None``: it continues, and is reported as defended when ``deny``).
+
+    References: UIAP §2.4.6, §4.2.2.2 (simultaneous Claim-Attempts).
     """
 
     deny: bool
@@ -166,6 +174,8 @@ def transitions_as_dot() -> str:
     """:data:`TRANSITIONS` as a Graphviz digraph (``dot -Tsvg``), one edge per row.
 
     The diagram is drawn from the same table the engine runs on, so the two cannot differ.
+
+    References: UIAP §2.4.1, §4.2.2, §4.3.2, §4.4.
     """
     edges = [
         f'    {state.value} -> {following.value} [label="{trigger.value}"];'

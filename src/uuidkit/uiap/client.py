@@ -57,7 +57,10 @@ DEFAULT_TIMEOUT_S: Final = 60.0
 class ClaimResult:
     """The outcome of a claim: ``granted`` or not, the claim ID, expiry (Unix seconds,
     ``None`` for an infinite lifetime or a denial), latency (seconds, measured by the
-    daemon) and, for a denial, the ``reason`` (``denied``, ``simultaneous-claim``, ...)."""
+    daemon) and, for a denial, the ``reason`` (``denied``, ``simultaneous-claim``, ...).
+
+    References: UIAP §2.4.1, §4.5.2; docs/uiap-api.md (claim).
+    """
 
     granted: bool
     claim: str | None
@@ -89,7 +92,10 @@ class ClaimResult:
 @dataclass(frozen=True, slots=True)
 class Event:
     """One event of a ``watch`` stream: ``name`` (``granted``, ``denied``, ``expired``,
-    ``collision``, ``released``, ``interface-up``, ``interface-down``, ...) and its fields."""
+    ``collision``, ``released``, ``interface-up``, ``interface-down``, ...) and its fields.
+
+    References: docs/uiap-api.md (watch); UIAP §2.1.2, §4.4.
+    """
 
     name: str
     fields: Mapping[str, Any]
@@ -155,6 +161,8 @@ class Client:
 
     Requests on one connection are answered in order; use one client per thread, and
     :meth:`watch` opens a connection of its own.
+
+    References: UIAP §2.1.1; docs/uiap-api.md (Python clients).
     """
 
     def __init__(self, socket_path: str, *, timeout: float | None = DEFAULT_TIMEOUT_S) -> None:
@@ -281,7 +289,10 @@ class Client:
 
 
 class AsyncClient:
-    """The asyncio twin of :class:`Client` (one connection; requests answered in order)."""
+    """The asyncio twin of :class:`Client` (one connection; requests answered in order).
+
+    References: UIAP §2.1.1; docs/uiap-api.md (Python clients).
+    """
 
     def __init__(self, socket_path: str, *, timeout: float | None = DEFAULT_TIMEOUT_S) -> None:
         self.socket_path = socket_path

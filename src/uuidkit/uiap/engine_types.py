@@ -44,7 +44,10 @@ LIFETIME_INFINITE: Final = 0xFFFF_FFFF
 
 
 class Multicast(enum.Enum):
-    """The type of :data:`MULTICAST`, the destination of every Claim-Attempt."""
+    """The type of :data:`MULTICAST`, the destination of every Claim-Attempt.
+
+    References: UIAP §2.4.1, §8.1 (Claim-Attempts go to the multicast group).
+    """
 
     MULTICAST = "multicast"
 

@@ -30,7 +30,10 @@ __all__ = ["RateLimiter", "TokenBucket"]
 
 
 class TokenBucket:
-    """``tokens`` (at most the burst) as of engine time ``updated`` (seconds)."""
+    """``tokens`` (at most the burst) as of engine time ``updated`` (seconds).
+
+    References: UIAP §9 (bounded work under a flood); §4.2.2.1.
+    """
 
     __slots__ = ("tokens", "updated")
 

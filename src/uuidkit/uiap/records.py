@@ -202,6 +202,8 @@ class TimerQueue(Generic[TimerKey]):
     reaches the top or the heap is rebuilt, which happens whenever cancelled entries
     outnumber live ones (plus a slack of ``_SLACK``): a renewed claim or a replaced proxy
     record leaves at most that many dead entries behind, never one per renewal.
+
+    References: UIAP §10 (the timers), §4.5.2.
     """
 
     __slots__ = ("_counter", "_heap", "_live")
