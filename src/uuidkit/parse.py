@@ -4,6 +4,7 @@
 on the 32 remaining characters) and only when that fails runs a slow diagnostic pass that
 names the exact problem and its index (architecture.md: strict input)::
 
+    >>> from uuidkit import parse
     >>> parse("f81d4fae-7dec-11d0-a765-00a0c91e6bfg")
     Traceback (most recent call last):
     uuidkit.errors.InvalidUUID: invalid character 'g' at 35
