@@ -72,6 +72,8 @@ class Node(Protocol):
     inside :meth:`claim` or :meth:`release`: the events those cause arrive once the call has
     returned. :meth:`start` raises :class:`~uuidkit.errors.TransportError` (naming the
     setting in ``field``) or ``OSError`` when the node cannot run as configured.
+
+    References: UIAP §2.4 (what a device does), §3.1.
     """
 
     device_id: int
@@ -99,6 +101,8 @@ class ClaimService:
     ``node_factory(on_event)`` makes the node; ``engine_config`` gives the timers used to
     plan renewals; ``wall_clock`` is Unix seconds (injected for tests); ``authenticator``
     is the node's site-key authenticator, if any (its counters appear in :meth:`status`).
+
+    References: UIAP §2.1.1, §2.4.1 (make a claim), §4.4 (reclaim), §4.5.2.
     """
 
     def __init__(

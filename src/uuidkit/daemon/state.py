@@ -52,13 +52,18 @@ AfterWrite = Callable[[OSError | None], None]
 
 
 class StateError(UUIDKitError):
-    """The state directory or file cannot be used (the message says why)."""
+    """The state directory or file cannot be used (the message says why).
+
+    References: UIAP §4.1 (the device ID it keeps), §4.4.
+    """
 
 
 def device_id_of(text: object) -> int | None:
     """The device ID a state file keeps (16 hex digits), or None if ``text`` is not one.
 
     UIAP §4.1: "ID 0 ... MUST NOT appear", so all zeros is not one either.
+
+    References: UIAP §4.1 (Originating Device ID: 64 bits).
     """
     if not isinstance(text, str) or len(text) != 16 or not set(text) <= _HEX_DIGITS:
         return None
@@ -70,6 +75,8 @@ class StateStore:
 
     ``filesystem`` (and the ``fs`` attribute, which tests may swap at any time) is the
     fault-injection seam of :mod:`uuidkit._safefile`.
+
+    References: UIAP §4.1 (Originating Device ID), §4.4 (reclaim after a restart).
     """
 
     def __init__(self, directory: str, filesystem: FileSystem | None = None) -> None:
@@ -152,7 +159,10 @@ class StateStore:
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
     """When a failed state write is tried again: ``first`` seconds after the first failure,
-    doubling after each further one, never more than ``most`` seconds apart."""
+    doubling after each further one, never more than ``most`` seconds apart.
+
+    References: UIAP §4.4 (claims reclaimed after a restart need stored state).
+    """
 
     first: float = 0.5
     most: float = 30.0
@@ -182,6 +192,8 @@ class StateWriter:
     delay. Each failure is counted in ``errors`` and kept in ``last_error``; an episode of
     failures is logged once when it starts and once when it ends. :meth:`close` (at stop)
     ends the retries and makes a last write.
+
+    References: UIAP §4.4 (claims reclaimed after a restart).
     """
 
     def __init__(
