@@ -195,7 +195,10 @@ class APIServer:
         self._server = await asyncio.start_unix_server(self._accept, sock=sock, backlog=_BACKLOG)
 
     def stop_accepting(self) -> None:
-        """Accept no new connection; the clients connected go on being served."""
+        """Accept no new connection; the clients connected go on being served.
+
+        References: UIAP §2.1.1 (the service to applications).
+        """
         if self._server is not None:
             self._server.close()
 

@@ -6,10 +6,9 @@ their outcome, keeps held claims in the state directory, reclaims them after a r
 (R flag, UIAP §4.4), renews those the application asked to keep (a reclaim before the
 lifetime ends), and reports every change to the watchers as an event.
 
-Durability is decided here, for every answer alike: a grant is answered once it is on disk
-(one that cannot be written is withdrawn), and a release is answered once it is on disk or
-with ``state-write-failed``. The node hands over the events of a claim only after
-``claim()`` has returned, so every event names a handle the service already knows.
+Durability is decided here for every answer: a grant is answered once it is on disk (or
+withdrawn), a release once it is on disk or with ``state-write-failed``. The node hands over
+a claim's events after ``claim()`` returned, so every event names a handle known here.
 
 Times: the node's engine runs on ``loop.time()``; claims are stored and reported with Unix
 times (``expires``), converted when an outcome arrives, because a monotonic clock does not
@@ -244,6 +243,8 @@ class ClaimService:
         The node stops defending the claim at once; the answer waits for the state write,
         as a grant's does, and is ``state-write-failed`` if that write failed (a restart
         before the next successful write would reclaim the claim).
+
+        References: UIAP §2.1.1 (the service), §4.4 (a restart reclaims what is saved).
         """
         record = self._owned(claim_id, uid)
         written: asyncio.Future[OSError | None] = asyncio.get_running_loop().create_future()
@@ -463,7 +464,10 @@ class ClaimService:
         return self.writer.errors
 
     def status(self) -> ServiceStatus:
-        """A snapshot of the service, its node and its state writes (the API's ``status``)."""
+        """A snapshot of the service, its node and its state writes (the API's ``status``).
+
+        References: UIAP §2.1.1 (the service), §4.1 (device ID), §7.
+        """
         node_status = self.node.status()
         auth = auth_status(self.authenticator)
         return ServiceStatus(
