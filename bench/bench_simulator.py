@@ -10,7 +10,7 @@ simulator's own cost per event. Timings
 are best-of-``--repeat`` by ``bench/common.py``'s :class:`Timer`; each figure is a ratio
 to the run with the real engine.
 
-References: UIAP §2.4, §3 (flooding), §4.5.1; DESIGN.md example 9.
+References: UIAP §2.4, §3 (flooding), §4.5.1; docs/simulator.md.
 """
 
 from __future__ import annotations

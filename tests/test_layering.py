@@ -140,11 +140,7 @@ LAYERS: tuple[Layer, ...] = (
 
 #: Imports the table does not allow yet, each with the change that removes it:
 #: (importing file, imported file) -> why it is still there.
-EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("net/device_id.py", "generators/statefile.py"): (
-        "until the device-ID file is written through the safe-file module"
-    ),
-}
+EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 BY_NAME = {layer.name: layer for layer in LAYERS}
 

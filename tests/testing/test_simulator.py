@@ -1,5 +1,5 @@
 """The simulator core against a fake engine: delivery, timers, impairments, partitions,
-crashes and the report (DESIGN.md examples 8-9)."""
+crashes and the report (docs/simulator.md)."""
 
 from __future__ import annotations
 
