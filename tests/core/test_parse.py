@@ -57,7 +57,7 @@ def test_result_is_a_plain_standard_library_uuid() -> None:
 
 # (text, strict, message, position): rejected in the given mode with exactly this error.
 REJECTED = [
-    # characters that int(s, 16) would let through (signs, underscores, whitespace, non-ASCII digits)
+    # characters int(s, 16) lets through (signs, underscores, whitespace, non-ASCII digits)
     ("+81d4fae-7dec-11d0-a765-00a0c91e6bf6", False, "invalid character '+' at 0", 0),
     ("f81d4fae-7dec-11d0-a765-00a0c91e6bf_", False, "invalid character '_' at 35", 35),
     ("f81d_fae-7dec-11d0-a765-00a0c91e6bf6", True, "invalid character '_' at 4", 4),
