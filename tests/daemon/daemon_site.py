@@ -16,6 +16,8 @@ from typing import Any
 from uuidkit.daemon.config import DaemonConfig
 from uuidkit.daemon.localsite import LocalSite
 from uuidkit.daemon.main import Daemon
+from uuidkit.daemon.server import APIServer
+from uuidkit.daemon.service import ClaimService
 from uuidkit.uiapd.client import AsyncClient
 
 DOMAIN = "0fff:0000:00d0:0000"
@@ -48,6 +50,18 @@ class Host:
 
     def client(self) -> AsyncClient:
         return AsyncClient(self.socket, timeout=WAIT_S)
+
+    @property
+    def server(self) -> APIServer:
+        """The running daemon's API server."""
+        assert self.daemon is not None and self.daemon.server is not None
+        return self.daemon.server
+
+    @property
+    def service(self) -> ClaimService:
+        """The running daemon's claim service."""
+        assert self.daemon is not None and self.daemon.service is not None
+        return self.daemon.service
 
     async def start(self, environ: dict[str, str] | None = None) -> Daemon:
         config = DaemonConfig(**self.settings)
@@ -124,3 +138,15 @@ async def next_event(
         raise AssertionError(f"watch ended before {what}")
 
     return await asyncio.wait_for(find(), WAIT_S)
+
+
+async def until(check: Callable[[], bool], what: str) -> None:
+    """Return once ``check()`` holds (polled on the event loop); fail after ``WAIT_S``. An
+    outcome the daemon reaches in its own time, never a fixed sleep: the verdict does not
+    depend on how busy the machine is."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WAIT_S
+    while not check():
+        if loop.time() > deadline:
+            raise AssertionError(f"never {what} within {WAIT_S} s")
+        await asyncio.sleep(0.01)

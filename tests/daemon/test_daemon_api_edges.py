@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_site import DOMAIN, WAIT_S, running
+from daemon_site import DOMAIN, WAIT_S, running, until
 
 from uuidkit.daemon.server import SocketError, bind_api_socket
 from uuidkit.uiap.space import UIDSpace
@@ -144,7 +144,8 @@ def test_clients_beyond_the_cap_are_refused_clearly(tmp_path: Path) -> None:
             assert caught.value.code in (ErrorCode.TOO_MANY_CLIENTS, ErrorCode.UNREACHABLE)
             for _, writer in held:
                 writer.close()
-            await asyncio.sleep(0.1)
+            server = hosts["a"].server
+            await until(lambda: not server.clients, "freed the closed clients' slots")
             assert await AsyncClient(path).list_claims() == []
 
     asyncio.run(main())
@@ -175,9 +176,10 @@ def test_a_watcher_that_never_reads_is_dropped_alone(tmp_path: Path) -> None:
                 await clients[number].release(str(result.claim))
 
             await asyncio.gather(*(churn(n) for n in range(200)))
-            await asyncio.sleep(0.1)
+            server = hosts["a"].server
+            await until(lambda: watcher not in server.clients, "dropped the watcher")
             # Only the 200 well-behaved clients remain connected.
-            assert len(hosts["a"].daemon.server.clients) == 200  # type: ignore[union-attr]
+            assert len(server.clients) == 200
             assert await reader.read() != b""  # what was sent before the cut
             writer.close()
             for client in clients:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_site import DOMAIN, WAIT_S, running
+from daemon_site import DOMAIN, WAIT_S, running, until
 
 from uuidkit.daemon.config import MAX_CLAIMS_CEILING, ConfigError, DaemonConfig
 from uuidkit.daemon.record import ClaimRecord
@@ -205,15 +205,24 @@ def test_an_idle_connection_is_closed_and_frees_its_slot(tmp_path: Path) -> None
             holder = hosts["a"].client()
             held = await holder.claim(DOMAIN, _uid(7), 60, release_on_disconnect=True)
             assert held.granted
-            idle_r, _idle_w = await asyncio.open_unix_connection(path)
-            # The third slot is taken by the idle connection: a fourth is refused ...
+            # With the third slot taken (by a second watcher, which no timeout closes, so
+            # the machine's speed cannot free it early), a fourth connection is refused.
+            blocker_r, blocker_w = await asyncio.open_unix_connection(path)
+            blocker_w.write(b'{"id": 1, "method": "watch"}\n')
+            assert json.loads(await blocker_r.readline())["result"] == {"watching": True}
             refused_r, _ = await asyncio.open_unix_connection(path)
             refusal = json.loads(await asyncio.wait_for(refused_r.readline(), WAIT_S))
             assert refusal["error"]["code"] == "too-many-clients"
-            # ... until the idle one is closed, with a reason, and its slot freed.
+            server = hosts["a"].server
+            blocker_w.close()
+            await until(lambda: len(server.clients) == 2, "freed the blocker's slot")
+            # An idle connection in the third slot is closed, with a reason, and its slot
+            # freed.
+            idle_r, _idle_w = await asyncio.open_unix_connection(path)
             closing = json.loads(await asyncio.wait_for(idle_r.readline(), WAIT_S))
             assert closing["error"]["code"] == "idle-timeout"
             assert await asyncio.wait_for(idle_r.read(), WAIT_S) == b""
+            await until(lambda: len(server.clients) == 2, "freed the idle connection's slot")
             async with hosts["a"].client() as fresh:
                 assert len(await fresh.list_claims()) == 1
             # Well past the timeout, the watcher and the holder are still served.

@@ -10,6 +10,7 @@ link-local multicast reaches every port.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import queue
@@ -47,8 +48,9 @@ def run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return done
 
 
+@functools.cache
 def namespaces_unavailable() -> str | None:
-    """Why namespaces cannot be made here, or None."""
+    """Why namespaces cannot be made here, or None (probed once per process)."""
     if os.geteuid() != 0:
         return "network namespaces need root (CI runs as root)"
     if shutil.which("ip") is None:
