@@ -7,13 +7,15 @@ check, so the reference cannot drift from the code.
 For each module below, every name of its ``__all__`` gets a row: the signature (classes: their
 constructor; constants: their value), the first sentence of its docstring, and the spec
 sections of its "References:" line. Names the standard library defines are described as such
-rather than with the running Python's docstrings, so the output is the same on every Python.
+rather than with the running Python's docstrings, and enums by their members rather than by
+the enum machinery's constructor, so the output is the same on every Python.
 The pure-Python reference modules are documented (``UUIDKIT_PURE=1``), never the compiled
 twins the optional accelerator swaps in, whose signatures Python cannot introspect.
 """
 
 from __future__ import annotations
 
+import enum
 import importlib
 import inspect
 import os
@@ -92,6 +94,11 @@ def _references(doc: str) -> str:
 
 
 def _signature(name: str, value: Any) -> str:
+    if inspect.isclass(value) and issubclass(value, enum.Enum):
+        # An enum by its members: what a user writes. Its constructor's signature is the
+        # enum machinery's, which differs between Python versions (3.12 changed it).
+        members = ", ".join(f"`{member.name}`" for member in value)
+        return f"`{name}` enum: {members}".replace("|", "\\|")
     if inspect.isclass(value) or inspect.isroutine(value):
         try:
             text = str(inspect.signature(value))
