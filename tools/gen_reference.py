@@ -31,8 +31,35 @@ os.environ["UUIDKIT_PURE"] = "1"
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "docs" / "reference.md"
 
-#: The modules a user imports, in the order the reference presents them.
-MODULES = ("uuidkit", "uuidkit.errors", "uuidkit.generators", "uuidkit.uiap")
+#: The UIAP daemon's client library (one place to change should it move).
+UIAP_CLIENT = "uuidkit.uiap.client"
+
+#: The modules a user imports, in the order the reference presents them: the one place that
+#: says which modules are public (tests/test_reference_doc.py holds the docs' imports to it).
+MODULES = (
+    "uuidkit",
+    "uuidkit.errors",
+    "uuidkit.generators",
+    "uuidkit.bulk",
+    "uuidkit.encodings",
+    "uuidkit.timeranges",
+    "uuidkit.legacy",
+    "uuidkit.nodelayouts",
+    "uuidkit.integrations.sqlite",
+    "uuidkit.integrations.pgcluster",
+    "uuidkit.uiap",
+    "uuidkit.uiap.numberspaces",
+    "uuidkit.uiap.api",
+    UIAP_CLIENT,
+    "uuidkit.uiap.auth",
+    "uuidkit.bridge",
+    "uuidkit.net",
+    "uuidkit.daemon.config",
+    "uuidkit.daemon.main",
+    "uuidkit.daemon.localsite",
+    "uuidkit.testing",
+    "uuidkit.testing.topologies",
+)
 
 HEADER = """# uuidkit reference
 
@@ -116,6 +143,9 @@ def _row(module: Any, name: str) -> str:
         what = f"the standard library's `uuid.{name}`, re-exported unchanged"
         signature = f"`{name}`"
         return f"| {signature} | {what} | Python `uuid` |"
+    if inspect.ismodule(value):
+        summary = _first_sentence(inspect.getdoc(value) or "")
+        return f"| `{name}` | the module `{value.__name__}`: {summary} |  |"
     if not (inspect.isclass(value) or inspect.isroutine(value)):
         return _constant_row(name, value)
     doc = inspect.getdoc(value)

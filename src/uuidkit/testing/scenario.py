@@ -59,6 +59,7 @@ __all__ = [
     "run_scenario",
 ]
 
+#: The topology names a scenario's ``topology`` key may give.
 TOPOLOGIES: Final = ("line", "ring", "star", "grid", "random", "segment_tree", "two_sites")
 #: Random claims use UIDs of this many octets, so ``spaces`` may be up to 65,536.
 _WORKLOAD_UID_OCTETS: Final = 2
