@@ -73,7 +73,7 @@ PYTHONPATH=src python3 tools/gen_reference.py
 
 Specifications are cited by name and section: RFC 9562 (UUIDs), RFC 4122 (its predecessor),
 UIAP (draft-white-zeroconf-uiap-00), DCE 1.1 (UUIDv2). Longer explanations: `docs/generators.md`,
-`docs/uiap.md`, `docs/simulator.md`, `docs/recipes.md`.
+`docs/uiap.md`, `docs/simulator.md`, `docs/recipes.md`, `docs/recipes-dataframes.md`.
 """
 
 
