@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -49,3 +50,36 @@ def test_the_reference_matches_the_code() -> None:
         "docs/reference.md is stale: PYTHONPATH=src python3 tools/gen_reference.py\n"
         + result.stderr
     )
+
+
+_FROM_IMPORT = re.compile(r"^(?:>>> |\.\.\. )?from (uuidkit[\w.]*) import ([\w, ]+)$", re.MULTILINE)
+_IMPORT = re.compile(r"^(?:>>> |\.\.\. )?import (uuidkit[\w.]*)", re.MULTILINE)
+
+
+def _documented_names(text: str) -> dict[str, set[str]]:
+    """The names with a row in each ``## `module``` section of the reference."""
+    sections: dict[str, set[str]] = {}
+    names: set[str] = set()
+    for line in text.splitlines():
+        if heading := re.fullmatch(r"## `([\w.]+)`", line):
+            names = sections.setdefault(heading.group(1), set())
+        elif row := re.match(r"\| `(\w+)", line):
+            names.add(row.group(1))
+    return sections
+
+
+def test_every_module_and_name_the_docs_import_is_in_the_reference() -> None:
+    # What the README and docs show a user importing is public: it has a section (a module)
+    # or a row in its module's section (a name), so MODULES cannot fall behind the docs.
+    generator = _generator()
+    sections = _documented_names((ROOT / "docs" / "reference.md").read_text(encoding="utf-8"))
+    assert set(sections) == set(generator.MODULES)
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = path.read_text(encoding="utf-8")
+        for module in _IMPORT.findall(text):
+            assert module in sections, f"{path.name}: import {module}"
+        for module, imported in _FROM_IMPORT.findall(text):
+            for entry in imported.split(","):
+                name = entry.split(" as ")[0].strip()
+                public = name in sections.get(module, set()) or f"{module}.{name}" in sections
+                assert public, f"{path.name}: from {module} import {name}"

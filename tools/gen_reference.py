@@ -7,13 +7,15 @@ check, so the reference cannot drift from the code.
 For each module below, every name of its ``__all__`` gets a row: the signature (classes: their
 constructor; constants: their value), the first sentence of its docstring, and the spec
 sections of its "References:" line. Names the standard library defines are described as such
-rather than with the running Python's docstrings, so the output is the same on every Python.
+rather than with the running Python's docstrings, and enums by their members rather than by
+the enum machinery's constructor, so the output is the same on every Python.
 The pure-Python reference modules are documented (``UUIDKIT_PURE=1``), never the compiled
 twins the optional accelerator swaps in, whose signatures Python cannot introspect.
 """
 
 from __future__ import annotations
 
+import enum
 import importlib
 import inspect
 import os
@@ -29,8 +31,35 @@ os.environ["UUIDKIT_PURE"] = "1"
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "docs" / "reference.md"
 
-#: The modules a user imports, in the order the reference presents them.
-MODULES = ("uuidkit", "uuidkit.errors", "uuidkit.generators", "uuidkit.uiap")
+#: The UIAP daemon's client library (one place to change should it move).
+UIAP_CLIENT = "uuidkit.uiapd.client"
+
+#: The modules a user imports, in the order the reference presents them: the one place that
+#: says which modules are public (tests/test_reference_doc.py holds the docs' imports to it).
+MODULES = (
+    "uuidkit",
+    "uuidkit.errors",
+    "uuidkit.generators",
+    "uuidkit.bulk",
+    "uuidkit.encodings",
+    "uuidkit.timeranges",
+    "uuidkit.legacy",
+    "uuidkit.nodelayouts",
+    "uuidkit.integrations.sqlite",
+    "uuidkit.integrations.pgcluster",
+    "uuidkit.uiap",
+    "uuidkit.uiap.numberspaces",
+    "uuidkit.uiapd.api",
+    UIAP_CLIENT,
+    "uuidkit.uiap.auth",
+    "uuidkit.bridge",
+    "uuidkit.net",
+    "uuidkit.daemon.config",
+    "uuidkit.daemon.main",
+    "uuidkit.daemon.localsite",
+    "uuidkit.testing",
+    "uuidkit.testing.topologies",
+)
 
 HEADER = """# uuidkit reference
 
@@ -44,7 +73,7 @@ PYTHONPATH=src python3 tools/gen_reference.py
 
 Specifications are cited by name and section: RFC 9562 (UUIDs), RFC 4122 (its predecessor),
 UIAP (draft-white-zeroconf-uiap-00), DCE 1.1 (UUIDv2). Longer explanations: `docs/generators.md`,
-`docs/uiap.md`, `docs/simulator.md`, `docs/recipes.md`.
+`docs/uiap.md`, `docs/simulator.md`, `docs/recipes.md`, `docs/recipes-dataframes.md`.
 """
 
 
@@ -93,6 +122,11 @@ def _references(doc: str) -> str:
 
 
 def _signature(name: str, value: Any) -> str:
+    if inspect.isclass(value) and issubclass(value, enum.Enum):
+        # An enum by its members: what a user writes. Its constructor's signature is the
+        # enum machinery's, which differs between Python versions (3.12 changed it).
+        members = ", ".join(f"`{member.name}`" for member in value)
+        return f"`{name}` enum: {members}".replace("|", "\\|")
     if inspect.isclass(value) or inspect.isroutine(value):
         try:
             text = str(inspect.signature(value))
@@ -110,6 +144,9 @@ def _row(module: Any, name: str) -> str:
         what = f"the standard library's `uuid.{name}`, re-exported unchanged"
         signature = f"`{name}`"
         return f"| {signature} | {what} | Python `uuid` |"
+    if inspect.ismodule(value):
+        summary = _first_sentence(inspect.getdoc(value) or "")
+        return f"| `{name}` | the module `{value.__name__}`: {summary} |  |"
     if not (inspect.isclass(value) or inspect.isroutine(value)):
         return _constant_row(name, value)
     doc = inspect.getdoc(value)

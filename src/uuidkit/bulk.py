@@ -188,8 +188,15 @@ def _records_of(values: Any) -> Any:
             raise InvalidUUID(f"expected 16-byte values, found dtype {array.dtype}")
         return memoryview(array).cast("B")
     if module == "pyarrow":
+        pa = _pyarrow()
+        if isinstance(values, pa.ChunkedArray):  # a table's column: one copy into one array
+            values = values.combine_chunks()
         storage = getattr(values, "storage", values)
-        if storage.type.byte_width != 16 or storage.null_count:
+        kind = getattr(storage, "type", None)
+        if kind is None or not pa.types.is_fixed_size_binary(kind) or kind.byte_width != 16:
+            expected = "expected an arrow.uuid or fixed_size_binary(16) array"
+            raise InvalidUUID(f"{expected}, found {kind}")
+        if storage.null_count:
             raise InvalidUUID("expected a non-null arrow.uuid or fixed_size_binary(16) array")
         buffer = storage.buffers()[1]
         start = storage.offset * 16
@@ -236,6 +243,9 @@ def generate(version: int, n: int, *, into: Into = "list") -> Any:
 
 def to_list(values: Any) -> list[UUID]:
     """A numpy or Arrow array of UUIDs (or any sequence of them) as a list of uuid.UUID.
+
+    Arrow: an ``arrow.uuid`` or ``fixed_size_binary(16)`` array or a table's column of one
+    (a ``ChunkedArray``); as for :func:`format` and :func:`timestamps`.
 
     References: RFC 9562 §4.
     """

@@ -318,6 +318,7 @@ class OpaqueFields(Record):
     value: int
 
 
+#: Any field record :func:`fields` returns: one per layout of RFC 9562 §5, or opaque bits.
 UUIDFields: TypeAlias = (
     V1Fields
     | V2Fields

@@ -111,6 +111,7 @@ V8_NODE_COUNTER_BITS: Final = 14
 _NODE_BITS: Final = 48
 _LOW_COUNTER_BITS: Final = 14
 
+#: The name of a node-bearing layout (RFC 9562 §6.4: a node ID in a time-based UUID).
 NodeLayout: TypeAlias = Literal["v1-node", "v6-node", "v7-node", "v8-node"]
 #: The layout names :func:`read_node_layout` and ``uuidkit inspect --layout`` accept.
 NODE_LAYOUTS: Final[tuple[NodeLayout, ...]] = ("v1-node", "v6-node", "v7-node", "v8-node")

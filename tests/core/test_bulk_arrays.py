@@ -201,6 +201,20 @@ def test_other_shapes_and_kinds(monkeypatch: pytest.MonkeyPatch) -> None:
     assert found == ("error", "element 0: expected a str, found bytes", 0, None)
 
 
+def test_a_table_column_is_read_and_other_arrow_types_are_named(path: str) -> None:
+    # A table's column is a ChunkedArray; anything but 16-byte fixed-width values is refused
+    # with an InvalidUUID naming its type, not a bare ValueError from pyarrow.
+    values = [uuid.UUID(GOOD), uuid.UUID(int=1), uuid.UUID(int=2)]
+    array = bulk.from_list(values, into="arrow")
+    column = pa.table({"id": pa.chunked_array([array[:1], array[1:]])})["id"]
+    assert bulk.to_list(column) == values and bulk.format(column).to_pylist() == bulk.format(values)
+    assert bulk.to_list(pa.chunked_array([], pa.uuid())) == []
+    for other in (pa.array([b"x" * 16], pa.binary()), pa.array([b"x" * 8], pa.binary(8))):
+        with pytest.raises(InvalidUUID) as refused:
+            bulk.to_list(other)
+        assert str(refused.value).endswith(f"fixed_size_binary(16) array, found {other.type}")
+
+
 @pytest.mark.parametrize(
     "empty",
     [

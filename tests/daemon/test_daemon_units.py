@@ -17,7 +17,7 @@ import pytest
 from daemon_site import running
 
 from uuidkit._safefile import FileSystem
-from uuidkit.daemon.config import ConfigError, DaemonConfig, load_config
+from uuidkit.daemon.config import MAX_CONFIG_OCTETS, ConfigError, DaemonConfig, load_config
 from uuidkit.daemon.keys import read_key_file
 from uuidkit.daemon.notify import notify, notify_address
 from uuidkit.daemon.state import StateError, StateStore, StateWriter
@@ -157,6 +157,19 @@ def test_unusable_state_is_an_error_not_a_crash(tmp_path: Path, content: str) ->
 
 
 # ---------------------------------------------------------------------- configuration
+
+
+def test_a_config_file_is_read_with_a_bound(tmp_path: Path) -> None:
+    # A sparse file of zeros one octet past the bound stands for /dev/zero: refused by its
+    # size after a bounded read (without the bound it would reach the TOML parser).
+    path = tmp_path / "huge.toml"
+    with path.open("wb") as file:
+        file.truncate(MAX_CONFIG_OCTETS + 1)
+    with pytest.raises(ConfigError, match=f"larger than {MAX_CONFIG_OCTETS} octets"):
+        load_config(str(path), {})
+    path.write_bytes(b'socket = "\xff"\n')
+    with pytest.raises(ConfigError, match="is not UTF-8: octet 10"):
+        load_config(str(path), {})
 
 
 def test_toml_then_flags(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from uuidkit.testing import (
     parse_scenario,
     run_scenario,
 )
-from uuidkit.testing.scenario import build_topology
+from uuidkit.testing.scenario import MAX_SCENARIO_OCTETS, build_topology
 from uuidkit.uiap import UIDSpace
 
 MERGE_SCENARIO: dict[str, Any] = {
@@ -129,6 +129,18 @@ def test_errors_name_the_key(data: Any, field: str) -> None:
         build_simulator(parse_scenario(data))
     assert caught.value.field == field
     assert str(caught.value).startswith(f"scenario {field}:")
+
+
+def test_a_scenario_file_is_read_with_a_bound(tmp_path: Path) -> None:
+    # As the daemon's configuration: a stand-in for /dev/zero is refused by its size.
+    path = tmp_path / "huge.json"
+    with path.open("wb") as file:
+        file.truncate(MAX_SCENARIO_OCTETS + 1)
+    with pytest.raises(SimulationError, match=f"larger than {MAX_SCENARIO_OCTETS} octets"):
+        load_scenario(path)
+    path.write_bytes(b'{"devices": "\xff"}')
+    with pytest.raises(SimulationError, match="not UTF-8: octet 13"):
+        load_scenario(path)
 
 
 def test_a_file_that_is_not_json(tmp_path: Path) -> None:

@@ -37,6 +37,9 @@ DEFAULT_STATE_DIR: Final = "/var/lib/uuidkit-uiapd"
 #: (``uuidkit.uiapd.client.MAX_REPLY_OCTETS``, 16 MiB) and their state file one the daemon
 #: reads back (``uuidkit.daemon.state.MAX_STATE_OCTETS``).
 MAX_CLAIMS_CEILING: Final = 10_000
+#: The largest configuration file read: far above any real one (a few dozen keys), and a
+#: bound for a path that is not a file of settings at all (``--config /dev/zero``).
+MAX_CONFIG_OCTETS: Final = 1024 * 1024
 
 
 class ConfigError(UUIDKitError):
@@ -209,9 +212,14 @@ def load_config(path: str | None, overrides: Mapping[str, Any]) -> DaemonConfig:
     if path:
         try:
             with Path(path).open("rb") as file:
-                data = tomllib.load(file)
+                raw = file.read(MAX_CONFIG_OCTETS + 1)  # bounded: never the whole of a device
+            if len(raw) > MAX_CONFIG_OCTETS:
+                raise ConfigError(f"{path} is larger than {MAX_CONFIG_OCTETS} octets", "config")
+            data = tomllib.loads(raw.decode("utf-8"))
         except OSError as error:
             raise ConfigError(f"cannot read {path}: {error.strerror}", "config") from None
+        except UnicodeDecodeError as error:
+            raise ConfigError(f"{path} is not UTF-8: octet {error.start}", "config") from None
         except tomllib.TOMLDecodeError as error:
             raise ConfigError(f"{path} is not TOML: {error}", "config") from None
         for key, value in data.items():

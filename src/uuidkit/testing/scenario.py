@@ -59,6 +59,10 @@ __all__ = [
     "run_scenario",
 ]
 
+#: The largest scenario file read: far above any real one, and a bound for a path that is
+#: not a scenario at all (``/dev/zero``).
+MAX_SCENARIO_OCTETS: Final = 1024 * 1024
+#: The topology names a scenario's ``topology`` key may give.
 TOPOLOGIES: Final = ("line", "ring", "star", "grid", "random", "segment_tree", "two_sites")
 #: Random claims use UIDs of this many octets, so ``spaces`` may be up to 65,536.
 _WORKLOAD_UID_OCTETS: Final = 2
@@ -217,8 +221,18 @@ def load_scenario(path: str | Path) -> Scenario:
 
     References: UIAP §10.
     """
+    with Path(path).open("rb") as file:
+        raw = file.read(MAX_SCENARIO_OCTETS + 1)  # bounded: never the whole of a device
+    if len(raw) > MAX_SCENARIO_OCTETS:
+        raise SimulationError(
+            f"scenario {path}: larger than {MAX_SCENARIO_OCTETS} octets", "(file)"
+        )
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise SimulationError(
+            f"scenario {path}: not UTF-8: octet {error.start}", "(file)"
+        ) from None
     except json.JSONDecodeError as error:
         raise SimulationError(
             f"scenario {path}: not JSON: {error.msg} at line {error.lineno} column {error.colno}",

@@ -87,7 +87,9 @@ __all__ = [
     "parse_key_file",
 ]
 
+#: Octets of the trailer's Index: random at every start (RFC 8967 §3).
 INDEX_OCTETS: Final = 8
+#: Octets of the trailer's MAC: an HMAC-SHA256 output.
 MAC_OCTETS: Final = 32
 #: RFC 2104 §3: a key shorter than the hash output (32 octets for SHA-256) is "strongly
 #: discouraged".
@@ -95,6 +97,7 @@ MIN_KEY_OCTETS: Final = 32
 MAX_KEY_OCTETS: Final = 64
 _MARKER: Final = b"\xa7\x01"
 _HEAD: Final = struct.Struct("!8sIH")
+#: Octets the trailer adds after the UIAP message (see the module docstring, UIAP §7).
 TRAILER_OCTETS: Final = _HEAD.size + MAC_OCTETS + len(_MARKER)
 _PC_LIMIT: Final = 1 << 32
 _V4_MAPPED: Final = b"\0" * 10 + b"\xff\xff"

@@ -254,6 +254,7 @@ class DeviceIDConflictSuspected:
     resequenced: bool
 
 
+#: Any event the engine reports to the application it serves (UIAP §2.1.1).
 Event: TypeAlias = (
     ClaimSucceeded
     | ClaimFailed

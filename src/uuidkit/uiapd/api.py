@@ -54,11 +54,13 @@ __all__ = [
     "space_to_json",
 ]
 
+#: The version of the API's messages: every reply carries it as ``v`` (UIAP §2.1.1).
 PROTOCOL_VERSION: Final = 1
 #: Longest request or reply line, in octets including the newline.
 MAX_LINE_OCTETS: Final = 64 * 1024
 #: Lifetime of a claim when the request names none, in seconds.
 DEFAULT_LIFETIME_S: Final = 3600
+#: The methods a request may name; docs/uiap-api.md describes each.
 METHODS: Final = ("claim", "release", "list", "status", "watch")
 
 
