@@ -17,6 +17,7 @@ References: RFC 9562 §6.2, §6.9; RFC 4122 §4.2.1; PEP 703.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import threading
@@ -71,7 +72,7 @@ def _check(results: list[list[uuid.UUID]], order: Callable[[uuid.UUID], int] | N
     if order is not None:
         for values in results:
             keys = [order(value) for value in values]
-            assert all(a < b for a, b in zip(keys, keys[1:], strict=False))
+            assert all(a < b for a, b in itertools.pairwise(keys))
 
 
 @pytest.mark.parametrize("name", sorted(ORDER))
