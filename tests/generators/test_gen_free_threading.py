@@ -27,7 +27,7 @@ from collections.abc import Callable
 import pytest
 
 import uuidkit
-from uuidkit import _system
+from uuidkit import _system, bulk
 
 THREADS = 8
 CALLS = int(os.environ.get("UUIDKIT_STRESS_CALLS", "20000"))
@@ -87,7 +87,7 @@ def test_default_functions_on_parallel_threads(name: str) -> None:
 def test_bulk_lists_on_parallel_threads(version: int) -> None:
     block = max(1, CALLS // 100)
     results = _run_threads(
-        lambda: [u for _ in range(100) for u in uuidkit.bulk.generate(version, block)]
+        lambda: [u for _ in range(100) for u in bulk.generate(version, block)]
     )
     _check(results, (lambda u: u.int) if version == 7 else None)
 
