@@ -8,6 +8,9 @@ implementation: same results, same errors, slower.
 Environment, read at build time:
 
 * ``UUIDKIT_PURE=1`` skips the extension entirely.
+* ``UUIDKIT_PUBLIC_API=1`` builds the accelerator on CPython's public API only, without the
+  internal layouts it uses on the versions the suite checked: the path a future CPython
+  takes (a test builds it so and runs the twin tests on it).
 * ``UUIDKIT_REQUIRE_SPEEDUPS=1`` makes a failed build fatal (CI sets it together with
   ``CFLAGS=-Werror``, so a C warning fails the build instead of silently dropping to pure
   Python).
@@ -97,6 +100,7 @@ def _extensions() -> list[Extension]:
             "uuidkit._speedups",
             sources=SOURCES,
             depends=["src/uuidkit/_speedups.h"],
+            define_macros=[("UK_PUBLIC_API_ONLY", "1")] if _flag("UUIDKIT_PUBLIC_API") else [],
             extra_compile_args=["-std=c11"] if os.name == "posix" else [],
             optional=not REQUIRED,
         )

@@ -58,11 +58,15 @@ static PyObject *kwnames_int;      /* ("int",) */
  * goes through the public byte functions. The layout is CPython's (Include/cpython/
  * longintrepr.h): 3.11 keeps the digit count in ob_size; 3.12 on keep it in lv_tag above
  * two sign bits and one reserved bit. */
-#if PyLong_SHIFT == 30 && PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000
+/* Only on the versions the suite has run on (3.11 to 3.13, with a GIL): any other version,
+   a free-threaded build (whose objects carry more header) and a build with
+   UK_PUBLIC_API_ONLY (what setup.py makes of UUIDKIT_PUBLIC_API=1, to test the path an
+   unknown CPython takes) use the public functions. */
+#if PyLong_SHIFT == 30 && PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000 && \
+    !defined(Py_GIL_DISABLED) && !defined(UK_PUBLIC_API_ONLY)
 #define UK_WRITE_DIGITS 1
-#endif
-#if PyLong_SHIFT == 30 && PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030F0000
 #define UK_READ_DIGITS 1
+#define UK_INTERNALS 1
 #endif
 
 #define UK_DIGIT_MASK ((uint64_t)0x3FFFFFFF)
@@ -325,7 +329,7 @@ static PyObject *speedups_bind(PyObject *module, PyObject *args)
        versions where this was checked) for a collected class of fixed size with no managed
        dict; any other class keeps its own tp_alloc. */
     gc_new_allocates = 0;
-#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000
+#ifdef UK_INTERNALS
     gc_new_allocates = int_offset >= 0 && type->tp_alloc == PyType_GenericAlloc &&
                        PyType_IS_GC(type) && type->tp_itemsize == 0 &&
                        !PyType_HasFeature(type, Py_TPFLAGS_MANAGED_DICT) &&
@@ -356,12 +360,21 @@ static PyObject *speedups_set_fallback(PyObject *module, PyObject *args)
 /* --- randomness ------------------------------------------------------------------------ */
 
 #define POOL_BYTES 4096
+#ifdef Py_GIL_DISABLED
+/* Free-threaded: every thread has a buffer of its own, so two threads running at once never
+   read the same bytes, and the hot path takes no lock. */
+static _Thread_local unsigned char pool[POOL_BYTES];
+static _Thread_local size_t pool_position = POOL_BYTES;
+#else
+/* With a GIL, one buffer: the GIL is held from reading the position to advancing it. */
 static unsigned char pool[POOL_BYTES];
 static size_t pool_position = POOL_BYTES;
+#endif
 
 static void discard_pool_in_child(void)
 {
-    /* A forked child must never hand out what its parent had buffered (RFC 9562 §6.9). */
+    /* A forked child must never hand out what its parent had buffered (RFC 9562 §6.9). The
+       child runs only the thread that forked, so its buffer is the only one left. */
     pool_position = POOL_BYTES;
 }
 
@@ -415,8 +428,8 @@ static int fill_from_system(unsigned char *out, size_t size)
 
 int uk_random(unsigned char *out, size_t size)
 {
-    /* Large requests go straight to the system; small ones come from the buffer. The GIL is
-       held throughout, so two threads never receive the same bytes. */
+    /* Large requests go straight to the system; small ones come from the buffer: this
+       thread's own on a free-threaded build, else the one the GIL guards. */
     if (size > POOL_BYTES / 4) {
         return fill_from_system(out, size);
     }
@@ -678,13 +691,6 @@ static PyMethodDef core_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef speedups_module = {
-    PyModuleDef_HEAD_INIT, "uuidkit._speedups",
-    "The optional compiled accelerator of uuidkit; see uuidkit._accel.", -1, NULL,
-    NULL,                  NULL,
-    NULL,                  NULL,
-};
-
 /* uuidkit._speedups.GregorianCore (_speedups_gregorian.c). */
 int uk_gregorian_add(PyObject *module);
 
@@ -693,13 +699,17 @@ static int add_methods(PyObject *module, PyMethodDef *methods)
     return PyModule_AddFunctions(module, methods);
 }
 
-PyMODINIT_FUNC PyInit__speedups(void)
+/* The module's exec slot (PEP 489). The accelerator keeps process-wide C state (the fallbacks,
+   the bound UUID class, the published default generators, the entropy buffer), so it runs in
+   one interpreter per process, and declares that it needs no GIL (PEP 703): every piece of
+   state is set once here, or is per thread, or sits behind its object's critical section. */
+static int speedups_exec(PyObject *module)
 {
     static int atfork_registered;
     if (!atfork_registered) {
         if (pthread_atfork(NULL, NULL, discard_pool_in_child) != 0) {
             PyErr_SetString(PyExc_OSError, "pthread_atfork failed");
-            return NULL;
+            return -1;
         }
         atfork_registered = 1;
     }
@@ -707,22 +717,48 @@ PyMODINIT_FUNC PyInit__speedups(void)
         kwnames_int = Py_BuildValue("(s)", "int");
         kwnames_usedforsecurity = Py_BuildValue("(s)", "usedforsecurity");
         if (kwnames_int == NULL || kwnames_usedforsecurity == NULL) {
-            return NULL;
+            return -1;
         }
     }
     if (uk_twin_ready() < 0) {
-        return NULL;
+        return -1;
     }
     uk_text_tables_init();
-    PyObject *module = PyModule_Create(&speedups_module);
-    if (module == NULL) {
-        return NULL;
-    }
     if (add_methods(module, core_methods) < 0 || add_methods(module, uk_text_methods) < 0 ||
         add_methods(module, uk_bulk_methods) < 0 || uk_v7_init(module) < 0 ||
         uk_gregorian_add(module) < 0) {
-        Py_DECREF(module);
-        return NULL;
+        return -1;
     }
-    return module;
+#ifdef UK_INTERNALS
+    int internals = 1;
+#else
+    int internals = 0;
+#endif
+    /* Whether ints and objects are made through CPython's internal layouts (checked versions
+       only) or only through public functions; the tests read it. */
+    return PyModule_AddIntConstant(module, "USES_INTERNALS", internals);
+}
+
+static PyModuleDef_Slot speedups_slots[] = {
+    {Py_mod_exec, (void *)speedups_exec},
+#if PY_VERSION_HEX >= 0x030C0000
+    {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
+#endif
+#if PY_VERSION_HEX >= 0x030D0000
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
+    {0, NULL},
+};
+
+static struct PyModuleDef speedups_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "uuidkit._speedups",
+    .m_doc = "The optional compiled accelerator of uuidkit; see uuidkit._accel.",
+    .m_size = 0,
+    .m_slots = speedups_slots,
+};
+
+PyMODINIT_FUNC PyInit__speedups(void)
+{
+    return PyModuleDef_Init(&speedups_module);
 }

@@ -11,6 +11,14 @@
 #include <Python.h>
 #include <stdint.h>
 
+/* Free-threaded CPython (PEP 703, 3.13t and later): state an object's calls read and write is
+   guarded by the object's critical section. CPython 3.13 and later define the macros (empty
+   with a GIL, which already serialises the calls); before 3.13 they are empty here too. */
+#ifndef Py_BEGIN_CRITICAL_SECTION
+#define Py_BEGIN_CRITICAL_SECTION(op) {
+#define Py_END_CRITICAL_SECTION() }
+#endif
+
 /* A 128-bit UUID value as two big-endian halves: hi holds bits 127..64. */
 typedef struct {
     uint64_t hi;

@@ -14,7 +14,10 @@
  * calls no Python code between reading the clock and committing (objects are allocated
  * afterwards). The slow path takes the lock, then sets busy before reading the state;
  * while busy is set the fast path calls the slow path, which waits for the lock. With an
- * injected clock (a Python call may switch threads) the core takes the lock itself.
+ * injected clock (a Python call may switch threads) the core takes the lock itself. On a
+ * free-threaded build (PEP 703) the fast path runs inside the core's critical section, and
+ * so do the writes of busy and the slow path's word draws: once busy is set, no fast path is
+ * under way or can start, as with the GIL.
  *
  * Randomness (v6's per-UUID fields): 512-word blocks from getrandom(2), or from the
  * injected source read as the pure path reads it. reset(), called by the Python fork hook,
@@ -329,17 +332,28 @@ static PyObject *core_next(PyObject *self, PyObject *const *args, Py_ssize_t nar
         return lock_release(core) < 0 ? (Py_XDECREF(result), NULL) : result;
     }
     /* The system clock: no lock; nothing below calls Python code before the commit. */
-    if (core->per_uuid && core->word_position >= core->word_count) {
-        if (refill_words(core) < 0) {
-            return NULL;
+    long long stamp = -1;
+    int failed = 0;
+    uk_u128 value = {0, 0};
+    Py_BEGIN_CRITICAL_SECTION(self);
+    if (!core->busy && core->per_uuid && core->word_position >= core->word_count) {
+        failed = refill_words(core) < 0;
+    }
+    if (!failed && !core->busy) { /* busy again: a refill may have run Python code */
+        long long now_ns = read_ns(CLOCK_REALTIME);
+        stamp = now_ns >= 0 ? step(core, now_ns / core->resolution, 1) : -1;
+        if (stamp >= 0) {
+            value = pack(core, stamp);
         }
     }
-    long long now_ns = core->busy ? -1 : read_ns(CLOCK_REALTIME);
-    long long stamp = now_ns >= 0 ? step(core, now_ns / core->resolution, 1) : -1;
+    Py_END_CRITICAL_SECTION();
+    if (failed) {
+        return NULL;
+    }
     if (stamp < 0) {
         return uuid_of_int(slow_value(core, NULL)); /* reads the clock under the lock */
     }
-    return uk_make_uuid(pack(core, stamp));
+    return uk_make_uuid(value);
 }
 
 /* block(count, as_uuids) -> list: count values; the caller holds the lock and set busy. */
@@ -374,11 +388,16 @@ static PyObject *core_block(PyObject *self, PyObject *args)
 static PyObject *core_word(PyObject *self, PyObject *unused)
 {
     core_object *core = (core_object *)self;
+    uint64_t word = 0;
+    int failed;
     (void)unused;
-    if (have_word(core) < 0) {
-        return NULL;
+    Py_BEGIN_CRITICAL_SECTION(self);
+    failed = have_word(core) < 0;
+    if (!failed) {
+        word = core->words[core->word_position++];
     }
-    return PyLong_FromUnsignedLongLong(core->words[core->word_position++]);
+    Py_END_CRITICAL_SECTION();
+    return failed ? NULL : PyLong_FromUnsignedLongLong(word);
 }
 
 static int set_lock(core_object *core, PyObject *lock)
@@ -512,12 +531,41 @@ static PyMemberDef core_members[] = {
     {"clock_seq", T_LONGLONG, offsetof(core_object, clock_seq), 0, "14-bit clock sequence"},
     {"node", T_LONGLONG, offsetof(core_object, node), 0, "48-bit node"},
     {"pending", T_BOOL, offsetof(core_object, pending), 0, "the next reading restarts"},
-    {"busy", T_BOOL, offsetof(core_object, busy), 0,
-     "set by the slow path under the lock: the fast path stands aside"},
     {NULL, 0, 0, 0, NULL},
 };
 
+/* busy, read and written inside the core's critical section: setting it waits for a fast
+   path under way on another thread (free-threaded builds; the GIL does this otherwise). */
+static PyObject *core_get_busy(PyObject *self, void *unused)
+{
+    int busy;
+    (void)unused;
+    Py_BEGIN_CRITICAL_SECTION(self);
+    busy = ((core_object *)self)->busy;
+    Py_END_CRITICAL_SECTION();
+    return PyBool_FromLong(busy);
+}
+
+static int core_set_busy(PyObject *self, PyObject *value, void *unused)
+{
+    (void)unused;
+    if (value == NULL) {
+        PyErr_SetString(PyExc_TypeError, "busy cannot be deleted");
+        return -1;
+    }
+    int busy = PyObject_IsTrue(value);
+    if (busy < 0) {
+        return -1;
+    }
+    Py_BEGIN_CRITICAL_SECTION(self);
+    ((core_object *)self)->busy = (char)busy;
+    Py_END_CRITICAL_SECTION();
+    return 0;
+}
+
 static PyGetSetDef core_getset[] = {
+    {"busy", core_get_busy, core_set_busy,
+     "set by the slow path under the lock: the fast path stands aside", NULL},
     {"forked", core_forked, NULL, "True in a child forked since the last reset", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };

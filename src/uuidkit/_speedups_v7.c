@@ -12,7 +12,9 @@
  * releases the lock (leave(): clears busy). While busy, the fast path never reads or writes the
  * state: it calls the slow path, which waits for the lock. The fast path itself runs without a
  * Python lock: between reading the state and writing it back it calls no Python code, so under
- * the GIL it is atomic. Free-threaded builds (no GIL) do not get a V7Core at all.
+ * the GIL it is atomic. On a free-threaded build (PEP 703) every read and write of the state
+ * happens inside the core's critical section (the same span the GIL covers otherwise), and the
+ * slow path is always called outside it.
  *
  * Clock: with the system clock, clock_gettime(CLOCK_REALTIME), which is what time.time_ns()
  * reads. An injected clock is called from here, with the generator's lock held around the whole
@@ -159,7 +161,9 @@ static PyObject *call_slow(v7_core *core)
         PyErr_SetString(PyExc_RuntimeError, "V7Core: attach() was not called");
         return NULL;
     }
+    Py_BEGIN_CRITICAL_SECTION(core);
     core->slow_calls++;
+    Py_END_CRITICAL_SECTION();
     PyObject *result = PyObject_CallNoArgs(core->slow);
     Py_CLEAR(core->pending);
     return result;
@@ -220,22 +224,37 @@ static int64_t injected_ns(PyObject *reading)
     return overflow || ns < 0 ? -1 : (int64_t)ns;
 }
 
-static PyObject *fast_system(v7_core *core)
+/* Outcomes of a fast-path attempt, decided inside the core's critical section. */
+enum { FAST_VALUE, FAST_SLOW, FAST_ERROR };
+
+static int attempt_system(v7_core *core, uk_u128 *value)
 {
     uint64_t word;
-    uk_u128 value;
     /* Draw first: a refill may run Python code (signal handlers, os.urandom), so the state is
        read only afterwards, with nothing in between that could let another thread in. */
     if (draw(core, &word) < 0) {
-        return NULL;
+        return FAST_ERROR;
     }
     int64_t now_ns = system_clock_ns();
     if (!core->ready || core->busy || now_ns < 0 ||
-        next_value(core, ticks_of(core, now_ns), word, &value)) {
+        next_value(core, ticks_of(core, now_ns), word, value)) {
         core->position--; /* the slow path draws this word itself */
-        return call_slow(core);
+        return FAST_SLOW;
     }
-    return uk_make_uuid(value);
+    return FAST_VALUE;
+}
+
+static PyObject *fast_system(v7_core *core)
+{
+    uk_u128 value;
+    int outcome;
+    Py_BEGIN_CRITICAL_SECTION(core);
+    outcome = attempt_system(core, &value);
+    Py_END_CRITICAL_SECTION();
+    if (outcome == FAST_ERROR) {
+        return NULL;
+    }
+    return outcome == FAST_SLOW ? call_slow(core) : uk_make_uuid(value);
 }
 
 static PyObject *fast_injected(v7_core *core)
@@ -247,25 +266,37 @@ static PyObject *fast_injected(v7_core *core)
         return NULL;
     }
     int64_t now_ns = injected_ns(reading);
+    int outcome = FAST_VALUE;
+    PyObject *previous = NULL;
+    Py_BEGIN_CRITICAL_SECTION(core);
     if (draw(core, &word) < 0) {
-        Py_DECREF(reading);
+        outcome = FAST_ERROR;
+    }
+    else if (now_ns < 0 || !core->ready || core->busy ||
+             next_value(core, ticks_of(core, now_ns), word, &value)) {
+        core->position--;
+        previous = core->pending;
+        core->pending = reading; /* read_clock() hands it to the slow path */
+        reading = NULL;
+        outcome = FAST_SLOW;
+    }
+    Py_END_CRITICAL_SECTION();
+    Py_XDECREF(previous);
+    Py_XDECREF(reading);
+    if (outcome == FAST_ERROR) {
         return NULL;
     }
-    if (now_ns < 0 || !core->ready || core->busy ||
-        next_value(core, ticks_of(core, now_ns), word, &value)) {
-        core->position--;
-        Py_XSETREF(core->pending, reading); /* read_clock() hands it to the slow path */
-        return call_slow(core);
-    }
-    Py_DECREF(reading);
-    return uk_make_uuid(value);
+    return outcome == FAST_SLOW ? call_slow(core) : uk_make_uuid(value);
 }
 
 static PyObject *core_next(v7_core *core)
 {
+#ifndef Py_GIL_DISABLED
+    /* A shortcut the GIL makes safe; without one, the critical section decides below. */
     if (!core->ready || core->busy) {
         return call_slow(core);
     }
+#endif
     if (core->acquire == NULL) {
         /* No lock: the system clock, read in C (an injected clock only in the interlock's
            test, which checks that the busy flag alone keeps this path off taken state). */
@@ -307,7 +338,7 @@ static PyObject *core_vectorcall(PyObject *self, PyObject *const *args, size_t n
 /* --- the slow path's side -------------------------------------------------------------- */
 
 /* enter() -> (counter, last_value) | None: take the state (busy); None when already taken. */
-static PyObject *core_enter(PyObject *self, PyObject *unused)
+static PyObject *enter_locked(PyObject *self, PyObject *unused)
 {
     v7_core *core = (v7_core *)self;
     (void)unused;
@@ -331,7 +362,7 @@ static PyObject *core_enter(PyObject *self, PyObject *unused)
 }
 
 /* leave(tick, counter, prefix, last_value): give the state back (clears busy). */
-static PyObject *core_leave(PyObject *self, PyObject *args)
+static PyObject *leave_locked(PyObject *self, PyObject *args)
 {
     v7_core *core = (v7_core *)self;
     long long tick;
@@ -361,9 +392,12 @@ static PyObject *core_read_clock(PyObject *self, PyObject *unused)
 {
     v7_core *core = (v7_core *)self;
     (void)unused;
-    if (core->pending != NULL) {
-        PyObject *reading = core->pending;
-        core->pending = NULL;
+    PyObject *reading;
+    Py_BEGIN_CRITICAL_SECTION(core);
+    reading = core->pending;
+    core->pending = NULL;
+    Py_END_CRITICAL_SECTION();
+    if (reading != NULL) {
         return reading;
     }
     if (core->clock != NULL) {
@@ -379,10 +413,11 @@ static PyObject *core_read_clock(PyObject *self, PyObject *unused)
 static PyObject *core_iternext(PyObject *self)
 {
     uint64_t word;
-    if (draw((v7_core *)self, &word) < 0) {
-        return NULL;
-    }
-    return PyLong_FromUnsignedLongLong(word);
+    int failed;
+    Py_BEGIN_CRITICAL_SECTION(self);
+    failed = draw((v7_core *)self, &word) < 0;
+    Py_END_CRITICAL_SECTION();
+    return failed ? NULL : PyLong_FromUnsignedLongLong(word);
 }
 
 /* draw() -> int: the next random word (a whole refill's error if one fails). */
@@ -393,7 +428,7 @@ static PyObject *core_draw(PyObject *self, PyObject *unused)
 }
 
 /* attach(slow, acquire, release): the generator's slow path and (injected clock) lock. */
-static PyObject *core_attach(PyObject *self, PyObject *args)
+static PyObject *attach_locked(PyObject *self, PyObject *args)
 {
     v7_core *core = (v7_core *)self;
     PyObject *slow, *acquire, *release;
@@ -408,7 +443,7 @@ static PyObject *core_attach(PyObject *self, PyObject *args)
 }
 
 /* reset(): forget the state and every buffered word (a forked child, RFC 9562 §6.9). */
-static PyObject *core_reset(PyObject *self, PyObject *unused)
+static PyObject *reset_locked(PyObject *self, PyObject *unused)
 {
     v7_core *core = (v7_core *)self;
     (void)unused;
@@ -420,6 +455,22 @@ static PyObject *core_reset(PyObject *self, PyObject *unused)
     Py_CLEAR(core->pending);
     Py_RETURN_NONE;
 }
+
+/* The methods above, each inside the core's critical section (PEP 703; empty with a GIL). */
+#define UK_LOCKED(name, body)                                                                \
+    static PyObject *name(PyObject *self, PyObject *argument)                                \
+    {                                                                                        \
+        PyObject *result;                                                                    \
+        Py_BEGIN_CRITICAL_SECTION(self);                                                     \
+        result = body(self, argument);                                                       \
+        Py_END_CRITICAL_SECTION();                                                           \
+        return result;                                                                       \
+    }
+UK_LOCKED(core_enter, enter_locked)
+UK_LOCKED(core_leave, leave_locked)
+UK_LOCKED(core_attach, attach_locked)
+UK_LOCKED(core_reset, reset_locked)
+#undef UK_LOCKED
 
 /* --- the type -------------------------------------------------------------------------- */
 
@@ -807,11 +858,6 @@ static PyMethodDef v7_methods[] = {
 
 int uk_v7_init(PyObject *module)
 {
-#ifdef Py_GIL_DISABLED
-    /* The fast path's atomicity is the GIL's: without one, V7Generator stays pure Python. */
-    (void)module;
-    return 0;
-#else
     if (PyType_Ready(&v7_core_type) < 0) {
         return -1;
     }
@@ -821,5 +867,4 @@ int uk_v7_init(PyObject *module)
         return -1;
     }
     return PyModule_AddFunctions(module, v7_methods);
-#endif
 }

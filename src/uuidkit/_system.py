@@ -8,9 +8,12 @@ Randomness comes from the operating system's CSPRNG (:func:`os.urandom`), never 
 pseudorandom number generator (CSPRNG)"). To make a UUIDv4 cheaper than one system call,
 :class:`EntropyPool` reads 4 KiB at a time and hands out 128-bit integers.
 
-Thread safety: handing out a value is one ``next()`` on a C-level iterator, which runs
-without releasing the GIL, so two threads never receive the same value. Two threads that
-both find the pool empty both refill it from fresh system entropy; nothing is shared.
+Thread safety: with a GIL, handing out a value is one ``next()`` on a C-level iterator,
+which runs without releasing the GIL, so two threads never receive the same value; two
+threads that both find the pool empty both refill it from fresh system entropy. On a
+free-threaded build (PEP 703) threads run at once and a list iterator shared between them may
+hand one value to two of them, so there every pool hands out its values under a lock
+(:data:`FREE_THREADED`).
 
 Fork: a child process must never hand out the values its parent still had buffered (that
 is how worker pools produce duplicate UUIDs). :func:`os.register_at_fork` empties every
@@ -22,11 +25,14 @@ References: RFC 9562 §6.9 (Unguessability), §6.1 (Timestamp Considerations).
 from __future__ import annotations
 
 import os
+import sys
 import time
+from _thread import allocate_lock  # threading itself costs an import the core does not need
 from _weakref import ref  # weakref.ref itself: the weakref module costs ~1 ms to import
 from collections.abc import Callable, Iterator
 
 __all__ = [
+    "FREE_THREADED",
     "OS_RANDOM",
     "POOL",
     "REALTIME_NS",
@@ -60,6 +66,11 @@ def sleep_ns(duration_ns: int) -> None:
     time.sleep(duration_ns / 1e9)
 
 
+#: True on a free-threaded CPython build (``--disable-gil``, PEP 703), where shared state needs
+#: a lock even where the GIL made a single C call atomic.
+#: (Its ABI flag "t", PEP 703; sysconfig would say the same at a cost of a millisecond.)
+FREE_THREADED: bool = "t" in getattr(sys, "abiflags", "")
+
 _BLOCK_BYTES = 4096
 _VALUE_BYTES = 16
 _from_bytes = int.from_bytes
@@ -84,11 +95,15 @@ class EntropyPool:
     values. Emptied in a forked child.
     """
 
-    __slots__ = ("__weakref__", "_random_bytes", "_values")
+    __slots__ = ("__weakref__", "_lock", "_random_bytes", "_values")
 
-    def __init__(self, random_bytes: Callable[[int], bytes] = os.urandom) -> None:
+    def __init__(
+        self, random_bytes: Callable[[int], bytes] = os.urandom, *, locked: bool = FREE_THREADED
+    ) -> None:
         self._random_bytes = random_bytes
         self._values: Iterator[int] = iter(())
+        #: Held while a value is handed out, where the GIL does not make that atomic.
+        self._lock = allocate_lock() if locked else None
         _pools.add(ref(self, _pools.discard))
 
     def _refill(self) -> Iterator[int]:
@@ -102,14 +117,23 @@ class EntropyPool:
 
     def next_u128(self) -> int:
         """A uniformly random 128-bit integer."""
-        value = next(self._values, None)
-        if value is None:
-            value = next(self._refill())
-        return value
+        lock = self._lock
+        if lock is None:
+            value = next(self._values, None)
+            if value is None:
+                value = next(self._refill())
+            return value
+        with lock:
+            value = next(self._values, None)
+            if value is None:
+                value = next(self._refill())
+            return value
 
     def reset(self) -> None:
         """Forget every buffered value (done automatically in a forked child)."""
         self._values = iter(())
+        if self._lock is not None:
+            self._lock = allocate_lock()  # a fork may have copied it held
 
 
 def _reset_all_pools_in_child() -> None:
