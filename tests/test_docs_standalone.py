@@ -104,6 +104,7 @@ def test_the_distribution_name_is_one_the_index_accepts() -> None:
 
 #: Each step of .ci/run (a pattern of its command) and how the README's CI paragraph names it.
 CI_STEPS = [
+    (r"^\.ci/suite --check \S+ 3\.1[23]$", "checks that CPython 3.12 and 3.13 are present"),
     (r"apt-get update", "installs"),
     (r"apt-get install .*\bpostgresql\b", "PostgreSQL server"),
     (r"apt-get install .*\bnftables\b", "nftables"),
@@ -112,6 +113,8 @@ CI_STEPS = [
     (r"pip install --quiet -e '\.\[test\]' && python3 -m pytest -q", "runs the second command"),
     (r"^UUIDKIT_PURE=1 python3 -m pytest -q", "`UUIDKIT_PURE=1`"),
     (r"python3 -m pytest -q -m slow", "slow tests once (`-m slow`)"),
+    (r"^\.ci/suite \S+ 3\.1[23] -m \"not slow\"$", "3.12 and 3.13 in fresh venvs (`.ci/suite`)"),
+    (r"^\.ci/freethreaded$", "free-threaded CPython 3.13t with the GIL off"),
     (r"^\.ci/dist$", "`.ci/dist`"),
     (r"ruff check \.", "`ruff check`"),
     (r"ruff format --check \.", "`ruff format --check`"),
