@@ -86,9 +86,7 @@ def test_default_functions_on_parallel_threads(name: str) -> None:
 @pytest.mark.parametrize("version", [4, 7, 8])
 def test_bulk_lists_on_parallel_threads(version: int) -> None:
     block = max(1, CALLS // 100)
-    results = _run_threads(
-        lambda: [u for _ in range(100) for u in bulk.generate(version, block)]
-    )
+    results = _run_threads(lambda: [u for _ in range(100) for u in bulk.generate(version, block)])
     _check(results, (lambda u: u.int) if version == 7 else None)
 
 
