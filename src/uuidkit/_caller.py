@@ -21,13 +21,21 @@ __all__ = ["warn_at_caller"]
 _PACKAGE_PREFIX = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
+#: CPython's frame access (an implementation detail, feature-tested): without it the
+#: warning is attributed to the uuidkit function that raised it.
+_getframe = getattr(sys, "_getframe", None)
+
+
 def warn_at_caller(message: str, category: type[Warning]) -> None:
     """``warnings.warn(message, category)`` attributed to the nearest frame outside uuidkit.
 
     References: RFC 9562 §6.3.
     """
+    if _getframe is None:
+        warnings.warn(message, category, stacklevel=2)
+        return
     level = 1  # warnings.warn's stacklevel of this function's own frame
-    frame = sys._getframe(0)
+    frame = _getframe(0)
     while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE_PREFIX):
         frame = frame.f_back
         level += 1

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import os
 import time
-from _weakref import ref  # weakref.ref itself: the weakref module costs ~1 ms to import
 from collections.abc import Callable, Iterator
+
+from uuidkit._stdlib import weak_ref as ref  # weakref.ref, without importing weakref
 
 __all__ = [
     "OS_RANDOM",
