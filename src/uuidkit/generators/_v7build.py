@@ -114,7 +114,7 @@ def build(
     ``slow`` for everything else: ``slow`` takes the lock, then the state from the core
     (``take``: the core's busy flag is set, so its fast path stays out), runs the very same
     ``uuid7`` closure, and gives the state back (``give``) before it releases the lock. The
-    core also serves the random words (``words``, ``draw``) and the clock reading it took
+    core also serves the random words (``draw``) and the clock reading it took
     (``read_clock``), so both paths consume the same words and readings in the same order.
     """
     layout = V7Layout(config)
@@ -131,7 +131,7 @@ def build(
     # No tick yet: None, which no clock reading equals, so the first value asks the timeline.
     tick: int | None = None
     counter, prefix, last_value = 0, 0, -1
-    words: Iterator[int] = iter(()) if core is None else core
+    words: Iterator[int] = iter(()) if core is None else iter(core.draw, None)
     read_clock: Clock = clock if core is None else core.read_clock
 
     def draw() -> int:
