@@ -4,9 +4,10 @@ Compares a change against a baseline build: each tree's functions run in their o
 process, alternately, and each row reports the best of the rounds (the least disturbed by
 other load; times are the thread's CPU time) and the ratio new/old.
 
-    python3 bench/bench_builds.py OLD_SRC NEW_SRC [--rounds 7]
+    python3 bench/bench_builds.py OLD_SRC NEW_SRC [--rounds 7] [--pure]
 
-Both trees must be built in place (``python3 setup.py build_ext --inplace``).
+Both trees must be built in place (``python3 setup.py build_ext --inplace``), unless
+``--pure`` compares their pure-Python paths (``UUIDKIT_PURE=1``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ _MEASURE = """
 import json, sys, time, timeit
 import uuidkit
 from uuidkit import _accel
-assert _accel.SPEEDUPS is not None, "not built"
+assert (_accel.SPEEDUPS is None) == _accel.PURE_REQUESTED, "not built"
 result = {}
 for name in sys.argv[1:]:
     function = getattr(uuidkit, name)
@@ -36,10 +37,10 @@ print(json.dumps(result))
 """
 
 
-def _once(src: str) -> dict[str, float]:
+def _once(src: str, pure: bool) -> dict[str, float]:
     output = subprocess.run(
         [sys.executable, "-c", _MEASURE, *NAMES],
-        env={"PYTHONPATH": src, "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": src, "PATH": "/usr/bin:/bin", "UUIDKIT_PURE": "1" if pure else ""},
         check=True,
         capture_output=True,
         text=True,
@@ -53,11 +54,12 @@ def main() -> None:
     parser.add_argument("old")
     parser.add_argument("new")
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--pure", action="store_true", help="compare the pure-Python paths")
     arguments = parser.parse_args()
     best = {"old": dict.fromkeys(NAMES, float("inf")), "new": dict.fromkeys(NAMES, float("inf"))}
     for _ in range(arguments.rounds):
         for label in ("old", "new"):
-            for name, ns in _once(getattr(arguments, label)).items():
+            for name, ns in _once(getattr(arguments, label), arguments.pure).items():
                 best[label][name] = min(best[label][name], ns)
     print(f"{'function':10} {'old ns':>8} {'new ns':>8} {'new/old':>8}")
     for name in NAMES:

@@ -71,13 +71,31 @@ static PyObject *kwnames_int;      /* ("int",) */
 
 #define UK_DIGIT_MASK ((uint64_t)0x3FFFFFFF)
 
-PyObject *uk_long_from_u128(uk_u128 value)
+/* Whether the digit layout above is in use: the compile-time gate says it may be, and the
+   self-test at module initialisation (check_digit_layout) found it agrees with the public
+   byte functions on sample values. Cleared otherwise, and by _digit_layout(False). */
+static int digit_layout_ok;
+static int digit_layout_enabled = 1;
+#define UK_DIGITS_IN_USE (digit_layout_ok && digit_layout_enabled)
+
+/* value >= 2**64 through the public byte functions. */
+static PyObject *long_from_bytes(uk_u128 value)
 {
-    if (value.hi == 0) {
-        return PyLong_FromUnsignedLongLong(value.lo);
-    }
+    unsigned char buffer[16];
+    uk_store_u128(buffer, value);
+#if PY_VERSION_HEX >= 0x030D0000
+    return PyLong_FromUnsignedNativeBytes(buffer, 16,
+                                          Py_ASNATIVEBYTES_BIG_ENDIAN |
+                                              Py_ASNATIVEBYTES_UNSIGNED_BUFFER);
+#else
+    return _PyLong_FromByteArray(buffer, 16, 0, 0);
+#endif
+}
+
 #ifdef UK_WRITE_DIGITS
-    /* value >= 2**64 here, so it has 3 to 5 digits and no leading zero digit. */
+/* value >= 2**64 written digit by digit: 3 to 5 digits, no leading zero digit. */
+static PyObject *long_from_digits(uk_u128 value)
+{
     digit digits[5] = {
         (digit)(value.lo & UK_DIGIT_MASK),
         (digit)((value.lo >> 30) & UK_DIGIT_MASK),
@@ -96,23 +114,29 @@ PyObject *uk_long_from_u128(uk_u128 value)
     memcpy(number->long_value.ob_digit, digits, (size_t)count * sizeof(digit));
 #endif
     return (PyObject *)number;
-#else
-    unsigned char buffer[16];
-    uk_store_u128(buffer, value);
-#if PY_VERSION_HEX >= 0x030D0000
-    return PyLong_FromUnsignedNativeBytes(buffer, 16,
-                                          Py_ASNATIVEBYTES_BIG_ENDIAN |
-                                              Py_ASNATIVEBYTES_UNSIGNED_BUFFER);
-#else
-    return _PyLong_FromByteArray(buffer, 16, 0, 0);
+}
 #endif
+
+PyObject *uk_long_from_u128(uk_u128 value)
+{
+    if (value.hi == 0) {
+        return PyLong_FromUnsignedLongLong(value.lo);
+    }
+#ifdef UK_WRITE_DIGITS
+    if (UK_DIGITS_IN_USE) {
+        return long_from_digits(value);
+    }
 #endif
+    return long_from_bytes(value);
 }
 
 /* The value of an int in [0, 2**128) from its digits; 0 for any other int. */
 static int read_digits(PyObject *number, uk_u128 *value)
 {
 #ifdef UK_READ_DIGITS
+    if (!UK_DIGITS_IN_USE) {
+        return 0;
+    }
     const PyLongObject *n = (const PyLongObject *)number;
 #if PY_VERSION_HEX < 0x030C0000
     Py_ssize_t size = Py_SIZE(number);
@@ -169,6 +193,67 @@ int uk_long_to_u128(PyObject *number, uk_u128 *value)
 #endif
     *value = uk_load_u128(buffer);
     return 0;
+}
+
+/* The feature test of the digit layout: every sample written through the digits equals the
+   same value made by the public byte functions, and reads back (a negative int does not).
+   -1 with an exception set on an allocation failure, else whether the layout agrees. */
+static int check_digit_layout(void)
+{
+#if defined(UK_WRITE_DIGITS) || defined(UK_READ_DIGITS)
+    static const uk_u128 samples[] = {
+        {1, 0}, {1, 0xFFFFFFFFFFFFFFFFULL}, {0xF, 0x123456789ABCDEF0ULL},
+        {0x0123456789ABCDEFULL, 0xFEDCBA9876543210ULL}, {0xFFFFFFFFFFFFFFFFULL, 0},
+        {0xFFFFFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFFFULL}, {0x8000000000000000ULL, 1},
+    };
+    digit_layout_ok = 1; /* for the duration of the test, so the digit paths run */
+    int agrees = 1;
+    for (size_t i = 0; agrees && i < sizeof samples / sizeof samples[0]; i++) {
+        PyObject *reference = long_from_bytes(samples[i]);
+        PyObject *written = uk_long_from_u128(samples[i]);
+        if (reference == NULL || written == NULL) {
+            Py_XDECREF(reference);
+            Py_XDECREF(written);
+            digit_layout_ok = 0;
+            return -1;
+        }
+        int equal = PyObject_RichCompareBool(reference, written, Py_EQ);
+        uk_u128 read = {0, 0};
+        int readable = read_digits(reference, &read);
+        agrees = equal == 1 && (!readable || (read.hi == samples[i].hi &&
+                                               read.lo == samples[i].lo));
+#ifdef UK_READ_DIGITS
+        agrees = agrees && readable;
+#endif
+        Py_DECREF(reference);
+        Py_DECREF(written);
+    }
+    PyObject *negative = PyLong_FromLong(-5);
+    if (negative == NULL) {
+        digit_layout_ok = 0;
+        return -1;
+    }
+    uk_u128 ignored;
+    agrees = agrees && !read_digits(negative, &ignored);
+    Py_DECREF(negative);
+    digit_layout_ok = agrees;
+    return agrees;
+#else
+    return 0;
+#endif
+}
+
+/* _digit_layout(enabled) -> bool: use the digit layout if enabled and its self-test passed
+   (tests force the public byte functions with False); whether it is in use now. */
+static PyObject *speedups_digit_layout(PyObject *module, PyObject *enabled)
+{
+    (void)module;
+    int flag = PyObject_IsTrue(enabled);
+    if (flag < 0) {
+        return NULL;
+    }
+    digit_layout_enabled = flag;
+    return PyBool_FromLong(UK_DIGITS_IN_USE);
 }
 
 /* --- objects --------------------------------------------------------------------------- */
@@ -671,6 +756,9 @@ static PyMethodDef core_methods[] = {
     {"twin", uk_twin, METH_O,
      "twin(function) -> CompiledFunction: function, able to carry its Python twin's "
      "metadata."},
+    {"_digit_layout", speedups_digit_layout, METH_O,
+     "_digit_layout(enabled) -> bool: write and read 128-bit ints through CPython's digits "
+     "when enabled and the layout passed its self-test at import; whether they are used."},
     {"random_bytes", speedups_random_bytes, METH_O,
      "random_bytes(n) -> bytes: n bytes from the fork-safe CSPRNG buffer."},
     {"uuid4", (PyCFunction)(void (*)(void))speedups_uuid4, METH_FASTCALL | METH_KEYWORDS,
@@ -724,6 +812,9 @@ static int speedups_exec(PyObject *module)
         return -1;
     }
     uk_text_tables_init();
+    if (check_digit_layout() < 0) {
+        return -1;
+    }
     if (add_methods(module, core_methods) < 0 || add_methods(module, uk_text_methods) < 0 ||
         add_methods(module, uk_bulk_methods) < 0 || uk_v7_init(module) < 0 ||
         uk_gregorian_add(module) < 0) {

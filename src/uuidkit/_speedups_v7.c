@@ -22,8 +22,9 @@
  * (read_clock()), so an injected clock is read exactly as often as on the pure path.
  *
  * Randomness: 512 words of 64 bits from getrandom(2), or from the injected random_bytes(4096),
- * handed out in the pure path's order; the slow path draws from the same buffer (next(core),
- * core.draw()). reset() discards the buffer; the generator calls it in a forked child.
+ * handed out in the pure path's order; the slow path draws from the same buffer (draw()).
+ * reset() discards the buffer; the generator calls it in a forked child. The core is not an
+ * iterator, so nothing that iterates a callable's default (Django) can spin on it.
  *
  * References: RFC 9562 §5.7, §6.1, §6.2, §6.9.
  */
@@ -410,21 +411,18 @@ static PyObject *core_read_clock(PyObject *self, PyObject *unused)
     return PyLong_FromLongLong(now_ns);
 }
 
-static PyObject *core_iternext(PyObject *self)
+/* draw() -> int: the next random word (a whole refill's error if one fails). The core is
+   not an iterator: it is a generator's next(), which frameworks that iterate anything
+   iterable (Django's migration writer) must not mistake for a sequence. */
+static PyObject *core_draw(PyObject *self, PyObject *unused)
 {
     uint64_t word;
     int failed;
+    (void)unused;
     Py_BEGIN_CRITICAL_SECTION(self);
     failed = draw((v7_core *)self, &word) < 0;
     Py_END_CRITICAL_SECTION();
     return failed ? NULL : PyLong_FromUnsignedLongLong(word);
-}
-
-/* draw() -> int: the next random word (a whole refill's error if one fails). */
-static PyObject *core_draw(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    return core_iternext(self);
 }
 
 /* attach(slow, acquire, release): the generator's slow path and (injected clock) lock. */
@@ -595,8 +593,6 @@ static PyTypeObject v7_core_type = {
     .tp_doc = "The compiled hot path of one V7Generator (see uuidkit.generators.v7).",
     .tp_traverse = core_traverse,
     .tp_clear = core_clear,
-    .tp_iter = PyObject_SelfIter,
-    .tp_iternext = core_iternext,
     .tp_methods = core_methods,
     .tp_getset = core_getset,
     .tp_dictoffset = offsetof(v7_core, dict),

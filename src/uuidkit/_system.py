@@ -27,9 +27,10 @@ from __future__ import annotations
 import os
 import sys
 import time
-from _thread import allocate_lock  # threading itself costs an import the core does not need
-from _weakref import ref  # weakref.ref itself: the weakref module costs ~1 ms to import
 from collections.abc import Callable, Iterator
+
+from uuidkit._stdlib import Lock as allocate_lock  # threading.Lock, without threading
+from uuidkit._stdlib import weak_ref as ref  # weakref.ref, without importing weakref
 
 __all__ = [
     "FREE_THREADED",

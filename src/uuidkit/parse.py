@@ -35,6 +35,7 @@ from uuidkit._accel import compiled
 from uuidkit._bits import check_field, describe_int, pack_frame
 from uuidkit._construct import (
     MAX_INT,
+    SLOT_PROTOCOL,
     UNKNOWN_SAFETY,
     from_int_unchecked,
     new_blank,
@@ -116,11 +117,13 @@ def parse(text: str, *, strict: bool = False) -> UUID:
                 except ValueError:
                     octets = b""
                 # fromhex skips ASCII whitespace; exactly 16 octets means 32 hex digits.
-                if len(octets) == 16:
+                if len(octets) == 16 and SLOT_PROTOCOL:
                     result = new_blank(UUID)
                     set_int(result, _int_from_bytes(octets))
                     set_is_safe(result, UNKNOWN_SAFETY)
                     return result
+                if len(octets) == 16:  # see uuidkit._construct.SLOT_PROTOCOL
+                    return from_int_unchecked(_int_from_bytes(octets))
         elif not strict and length <= _LONGEST_FORM:
             value = _lenient_only_value(text, length)
             if value is not None:

@@ -31,6 +31,7 @@ from uuidkit._bits import (
     version_bits,
 )
 from uuidkit._construct import (
+    SLOT_PROTOCOL,
     UNKNOWN_SAFETY,
     from_int_unchecked,
     new_blank,
@@ -61,6 +62,17 @@ def uuid4() -> UUID:
     set_int(result, (_next_u128() & _CLEAR_V4) | _V4_BITS)
     set_is_safe(result, UNKNOWN_SAFETY)
     return result
+
+
+if not SLOT_PROTOCOL:  # a uuid.UUID not filled slot by slot (see uuidkit._construct)
+
+    def uuid4() -> UUID:
+        """A random UUID: 122 bits from the CSPRNG, version 4, RFC 9562 variant.
+
+        References: RFC 9562 §5.4, §6.9 ("Implementations SHOULD utilize a cryptographically
+        secure pseudorandom number generator (CSPRNG)").
+        """
+        return from_int_unchecked((_next_u128() & _CLEAR_V4) | _V4_BITS)
 
 
 def uuid8(a: int | None = None, b: int | None = None, c: int | None = None) -> UUID:

@@ -122,3 +122,13 @@ def test_the_compiled_defaults_cannot_be_rebound_to_another_generator() -> None:
     core = V1Generator()._engine.core
     with pytest.raises(RuntimeError, match="already published"):
         _accel.SPEEDUPS._publish_default_gregorian(core)
+
+
+def test_a_generators_own_next_is_not_iterable_either() -> None:
+    # A generator a caller creates keeps its controls, but its next() is no sequence.
+    from uuidkit.generators import V1Generator, V6Generator, V7Generator
+
+    for generator in (V7Generator(), V6Generator(), V1Generator()):
+        with pytest.raises(TypeError):
+            iter(generator.next)  # type: ignore[call-overload]
+        assert generator.next().version == generator().version

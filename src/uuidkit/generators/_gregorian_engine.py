@@ -30,7 +30,6 @@ References: RFC 9562 §5.1, §5.6, §6.1, §6.2, §6.9, §6.10; RFC 4122 §4.2.1
 
 from __future__ import annotations
 
-from _thread import RLock  # what threading.RLock() returns, without importing threading
 from collections.abc import Callable
 from uuid import UUID
 
@@ -45,6 +44,7 @@ from uuidkit._bits import (
     check_field,
 )
 from uuidkit._construct import from_int_unchecked
+from uuidkit._stdlib import RLock  # what threading.RLock() returns, without threading
 from uuidkit.errors import GeneratorError
 from uuidkit.generators._gregorian_pure import new_gate
 from uuidkit.generators._policy import (

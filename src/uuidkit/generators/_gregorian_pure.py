@@ -24,12 +24,19 @@ References: RFC 9562 §5.1, §5.6, §6.2, §6.9; RFC 4122 §4.2.1.2.
 from __future__ import annotations
 
 import sys
-from _queue import SimpleQueue  # queue.SimpleQueue itself, without the queue module's imports
 from collections.abc import Callable, Iterator
 from uuid import UUID
 
 from uuidkit._bits import GREGORIAN_OFFSET_100NS, MASK_16, RFC_VARIANT_BITS
-from uuidkit._construct import UNKNOWN_SAFETY, new_blank, set_int, set_is_safe
+from uuidkit._construct import (
+    SLOT_PROTOCOL,
+    UNKNOWN_SAFETY,
+    from_int_unchecked,
+    new_blank,
+    set_int,
+    set_is_safe,
+)
+from uuidkit._stdlib import SimpleQueue  # queue.SimpleQueue, without the queue module
 from uuidkit.errors import GeneratorError
 from uuidkit.generators._policy import WORD_BLOCK_BYTES, RandomBytes
 from uuidkit.generators.node import MULTICAST_BIT
@@ -161,6 +168,8 @@ def build_pure_next(engine: GregorianEngine) -> Callable[..., UUID]:
                     rest = cached_rest | draw()
             finally:
                 give(True)
+            if not SLOT_PROTOCOL:  # see uuidkit._construct
+                return from_int_unchecked(rest + (stamp << 64))
             result = new_blank(UUID)
             set_int(result, rest + (stamp << 64))  # see rest_of
             set_is_safe(result, UNKNOWN_SAFETY)
@@ -217,6 +226,8 @@ def build_pure_next(engine: GregorianEngine) -> Callable[..., UUID]:
                 rest = cached_rest
             finally:
                 give(True)
+            if not SLOT_PROTOCOL:  # see uuidkit._construct
+                return from_int_unchecked(rest + (stamp << low_shift))
             result = new_blank(UUID)
             set_int(result, rest + (stamp << low_shift))  # see rest_of
             set_is_safe(result, UNKNOWN_SAFETY)

@@ -15,9 +15,9 @@ from __future__ import annotations
 import enum
 import os
 import sys
-from _weakref import ref  # weakref.ref itself: the weakref module costs ~1 ms to import
 from collections.abc import Callable, Iterator
 
+from uuidkit._stdlib import weak_ref as ref  # weakref.ref, without importing weakref
 from uuidkit.errors import CounterOverflowError, InvalidField
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing

@@ -10,12 +10,12 @@ import abc
 import os
 import threading
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Self
 from uuid import UUID
 
 from uuidkit import _system
 from uuidkit._construct import from_int_unchecked
-from uuidkit.errors import ClockRegressionError, InvalidField
+from uuidkit.errors import ClockRegressionError, GeneratorError, InvalidField
 from uuidkit.generators._policy import (
     Clock,
     ClockRegression,
@@ -148,6 +148,7 @@ class SharedGenerator(abc.ABC):
         # False until this generator (or, after a fork, the child) has made a reservation:
         # the first one starts above every tick the file may have handed out (v6).
         self._resumed = False
+        self._closed = False  # see close()
         # The same policy engine as the in-memory generators decides about the clock.
         self._timeline = Timeline(
             overflow=self._OVERFLOW,
@@ -317,6 +318,8 @@ class SharedGenerator(abc.ABC):
 
     def _reserve(self, at: int, now_ns: int) -> int:
         """Reserve a range usable at ``at``; returns the time unit to use (>= ``at``)."""
+        if self._closed:
+            raise GeneratorError(f"{self.file.path}: the shared generator is closed")
         now_unit = self._units_of(now_ns)
         if self._in_memory is None:
             try:
@@ -364,6 +367,29 @@ class SharedGenerator(abc.ABC):
         """
         with self._lock:
             return [from_int_unchecked(self._next_int()) for _ in range(check_count(count))]
+
+    def close(self) -> None:
+        """Stop using the state file: later calls raise :class:`~uuidkit.GeneratorError`.
+
+        The state file stays: it is what the next generator on the path resumes from. The
+        lock file (``<path>.lock``) is deleted if this generator created it and no other
+        process holds it (see :meth:`StateFile.close`); one another process created is
+        left alone, as it may be in use. Closing twice is harmless.
+
+        References: RFC 9562 §6.3; RFC 4122 §4.2.1.4.
+        """
+        with self._lock:
+            self._closed = True
+            # The next value needs a reservation, which refuses: no value after close().
+            self._window_end = -1
+            self._range_end = self._range_start = 0
+            self.file.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     @abc.abstractmethod
     def _next_int(self) -> int:

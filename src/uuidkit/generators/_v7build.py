@@ -15,14 +15,21 @@ References: RFC 9562 §5.7, §6.1, §6.2, §6.9.
 
 from __future__ import annotations
 
-from _thread import RLock  # what threading.RLock() returns, without importing threading
 from collections.abc import Callable, Iterator
 from uuid import UUID
 
 from uuidkit import _system
 from uuidkit._accel import SPEEDUPS
 from uuidkit._bits import FRAME_MID_SHIFT, MASK_62
-from uuidkit._construct import UNKNOWN_SAFETY, new_blank, set_int, set_is_safe
+from uuidkit._construct import (
+    SLOT_PROTOCOL,
+    UNKNOWN_SAFETY,
+    from_int_unchecked,
+    new_blank,
+    set_int,
+    set_is_safe,
+)
+from uuidkit._stdlib import RLock  # what threading.RLock() returns, without threading
 from uuidkit.errors import GeneratorError
 from uuidkit.generators._policy import Clock, RandomBytes, Sleep, check_count, word_stream
 from uuidkit.generators._timeline import RESTART, SAME, Timeline
@@ -107,7 +114,7 @@ def build(
     ``slow`` for everything else: ``slow`` takes the lock, then the state from the core
     (``take``: the core's busy flag is set, so its fast path stays out), runs the very same
     ``uuid7`` closure, and gives the state back (``give``) before it releases the lock. The
-    core also serves the random words (``words``, ``draw``) and the clock reading it took
+    core also serves the random words (``draw``) and the clock reading it took
     (``read_clock``), so both paths consume the same words and readings in the same order.
     """
     layout = V7Layout(config)
@@ -124,7 +131,7 @@ def build(
     # No tick yet: None, which no clock reading equals, so the first value asks the timeline.
     tick: int | None = None
     counter, prefix, last_value = 0, 0, -1
-    words: Iterator[int] = iter(()) if core is None else core
+    words: Iterator[int] = iter(()) if core is None else iter(core.draw, None)
     read_clock: Clock = clock if core is None else core.read_clock
 
     def draw() -> int:
@@ -150,6 +157,7 @@ def build(
     ns_per_ms, mid_shift, mask_62, same = NS_PER_MS, FRAME_MID_SHIFT, MASK_62, SAME
     new, set_slot_int, set_slot_is_safe = new_blank, set_int, set_is_safe
     unknown, uuid_class = UNKNOWN_SAFETY, UUID
+    by_slots, made = SLOT_PROTOCOL, from_int_unchecked  # see uuidkit._construct
 
     def uuid7() -> UUID:
         """A new UUIDv7, greater than every earlier value of this generator.
@@ -194,6 +202,8 @@ def build(
             last_value = value
         finally:
             release()
+        if not by_slots:
+            return made(value)
         result = new(uuid_class)
         set_slot_int(result, value)
         set_slot_is_safe(result, unknown)

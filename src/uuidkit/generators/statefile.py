@@ -37,12 +37,12 @@ import contextlib
 import errno
 import fcntl
 import os
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
 from uuidkit import _system
+from uuidkit._caller import warn_at_caller
 from uuidkit._safefile import (
     FileSystem,
     OversizedFileError,
@@ -99,11 +99,10 @@ def warn_unavailable(path: Path, reason: str) -> None:
 
     References: RFC 4122 §4.2.1.1.
     """
-    warnings.warn(
+    warn_at_caller(
         f"generator state {str(path)!r} unavailable ({reason}): continuing with a fresh "
         "random clock sequence/counter",
         StateUnavailableWarning,
-        stacklevel=4,
     )
 
 
@@ -142,6 +141,8 @@ class StateFile:
         self._monotonic_ns = monotonic_ns
         self._sleep_ns = sleep_ns
         self._lock_fd: int | None = None
+        #: Whether this object created the lock file ``_lock_fd`` is open on (see close()).
+        self._lock_created = False
 
     # --- safety checks ------------------------------------------------------------------
 
@@ -251,11 +252,11 @@ class StateFile:
 
         References: RFC 4122 §4.2.1.4 ("obtain a system-wide global lock").
         """
-        descriptor = self._lock_fd
+        descriptor, created = self._lock_fd, self._lock_created
         self._lock_fd = None  # owned by _lock until it returns (it closes it on failure)
         if descriptor is None:
-            descriptor = self._open_lock_file()[0]
-        self._lock_fd = self._lock(descriptor)[0]
+            descriptor, created = self._open_lock_file()
+        self._lock_fd, self._lock_created = self._lock(descriptor, created)
         return self
 
     def _lock(self, descriptor: int, created: bool = False) -> tuple[int, bool]:
@@ -333,6 +334,42 @@ class StateFile:
         if self._lock_fd is not None:
             self.fs.close(self._lock_fd)
             self._lock_fd = None
+        self._lock_created = False  # the parent's file, whoever made it
+
+    def close(self) -> None:
+        """Close the lock file, and delete it if this object created it: nothing it made is
+        left behind. The state file stays (it is the state).
+
+        The lock file is deleted under its own lock, and only while the path still names
+        the file this object created, as :meth:`remove` does: every locker checks after
+        each ``flock`` that the path still names the file it locked, so a process waiting
+        on the deleted file moves on to the one at the path and the lock is never split.
+        A lock file another process created is left alone; so is one whose lock cannot be
+        had within ``lock_timeout_ms`` (another process is using it).
+
+        References: RFC 9562 §6.3; RFC 4122 §4.2.1.4.
+        """
+        descriptor, created = self._lock_fd, self._lock_created
+        self._lock_fd, self._lock_created = None, False
+        if descriptor is None:
+            return
+        if not created:
+            self.fs.close(descriptor)
+            return
+        try:
+            descriptor, created = self._lock(descriptor, created)  # closes it on failure
+        except StateFileError:
+            return  # in use elsewhere: it is that process's lock now
+        try:
+            self._drop_created_lock_file(descriptor, created)
+        finally:
+            self.fs.close(descriptor)
+
+    def _drop_created_lock_file(self, descriptor: int, created: bool) -> None:
+        """Delete the lock file ``descriptor`` holds locked, if this object created it and
+        the path still names it (see :meth:`remove`)."""
+        if created and self._names_lock_file(descriptor):
+            self.fs.unlink(str(self.lock_path))
 
     def remove(self) -> bool:
         """Delete the file only if it provably is a state file; False if there is none.
@@ -378,9 +415,8 @@ class StateFile:
                 self._file.remove_stale_temporaries()
             return True
         finally:
-            if created and self._names_lock_file(lock_fd):
-                # Made by this call, for this call, and still locked by it (see above).
-                self.fs.unlink(str(self.lock_path))
+            # Made by this call, for this call, and still locked by it (see above).
+            self._drop_created_lock_file(lock_fd, created)
             if not own:
                 self.fs.close(lock_fd)
 
