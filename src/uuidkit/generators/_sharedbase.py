@@ -19,6 +19,7 @@ from uuidkit.errors import ClockRegressionError, InvalidField
 from uuidkit.generators._policy import (
     Clock,
     ClockRegression,
+    ClockWait,
     CounterOverflow,
     RandomBytes,
     Sleep,
@@ -155,14 +156,16 @@ class SharedGenerator(abc.ABC):
             window_ticks=0,
             ahead_ticks=self._ahead_units(),
             max_tick=1 << 62,
-            tick_ns=NS_PER_MS // self._units_per_ms(),
-            ticks_of=self._units_of,
-            clock=clock,
-            sleep_ns=sleep_ns,
-            monotonic_ns=monotonic_ns,
-            max_wait_ns=self.config.max_wait_ms * NS_PER_MS,
             unit=self._UNIT,
             exhausted="the clock has not left the last time unit",
+        )
+        self._wait = ClockWait(
+            clock,
+            sleep_ns,
+            monotonic_ns,
+            self._units_of,
+            NS_PER_MS // self._units_per_ms(),
+            self.config.max_wait_ms * NS_PER_MS,
         )
         # RFC 4122 §4.2.1.1: "The state only needs to be read from stable storage once at
         # boot time": checked (and warned about) now; reservations re-read it under the lock

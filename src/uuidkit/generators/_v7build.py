@@ -24,10 +24,18 @@ from uuidkit._accel import SPEEDUPS
 from uuidkit._bits import FRAME_MID_SHIFT, MASK_62
 from uuidkit._construct import UNKNOWN_SAFETY, new_blank, set_int, set_is_safe
 from uuidkit.errors import GeneratorError
-from uuidkit.generators._policy import Clock, RandomBytes, Sleep, check_count, word_stream
-from uuidkit.generators._timeline import RESTART, SAME, Timeline
+from uuidkit.generators._policy import (
+    Clock,
+    ClockWait,
+    RandomBytes,
+    Sleep,
+    check_count,
+    word_stream,
+)
+from uuidkit.generators._timeline import RESTART, SAME, WAIT, Timeline
 from uuidkit.generators._v7bulk import as_kind, bulk_block
-from uuidkit.generators.v7 import NS_PER_MS, V7Counter, V7Layout
+from uuidkit.generators.v7 import V7Counter, V7Layout
+from uuidkit.timestamps import NS_PER_MS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
 if TYPE_CHECKING:
@@ -38,9 +46,7 @@ if TYPE_CHECKING:
 __all__ = ["build"]
 
 
-def _timeline(
-    config: V7Settings, layout: V7Layout, clock: Clock, sleep_ns: Sleep, monotonic_ns: Clock
-) -> Timeline:
+def _timeline(config: V7Settings, layout: V7Layout) -> Timeline:
     fraction_bits = config.fraction_bits
     return Timeline(
         overflow=config.overflow,
@@ -48,12 +54,6 @@ def _timeline(
         window_ticks=config.regression_window_ms << fraction_bits,
         ahead_ticks=config.max_ahead_ms << fraction_bits,
         max_tick=layout.max_tick,
-        tick_ns=layout.tick_ns,
-        ticks_of=layout.ticks_of,
-        clock=clock,
-        sleep_ns=sleep_ns,
-        monotonic_ns=monotonic_ns,
-        max_wait_ns=config.max_wait_ms * NS_PER_MS,
         unit=f"ticks of 2**-{fraction_bits} ms",
         exhausted=f"counter: all 2**{layout.counter_bits} values of the tick are used",
     )
@@ -111,8 +111,21 @@ def build(
     (``read_clock``), so both paths consume the same words and readings in the same order.
     """
     layout = V7Layout(config)
-    timeline = _timeline(config, layout, clock, sleep_ns, monotonic_ns)
-    reading, overflow = timeline.reading, timeline.overflow
+    timeline = _timeline(config, layout)
+    wait = ClockWait(
+        clock,
+        sleep_ns,
+        monotonic_ns,
+        layout.ticks_of,
+        layout.tick_ns,
+        config.max_wait_ms * NS_PER_MS,
+    )
+    reading, timeline_overflow = timeline.reading, timeline.overflow
+
+    def overflow(now_tick: int) -> int:
+        move = timeline_overflow(now_tick)
+        return reading(wait.until(timeline.wait_tick)) if move == WAIT else move
+
     fraction_bits, counter_bits = layout.fraction_bits, layout.counter_bits
     increment_mask, tail_bits, tail_mask = layout.increment_mask, layout.tail_bits, layout.tail_mask
     wide_tail_mask = layout.wide_tail_mask

@@ -39,6 +39,7 @@ from uuidkit.generators._policy import (
 )
 from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS
 from uuidkit.generators._v7bulk import KIND_INTS, KIND_RECORDS, KIND_UUIDS
+from uuidkit.timestamps import NS_PER_MS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
 if TYPE_CHECKING:
@@ -55,7 +56,6 @@ __all__ = ["V7Config", "V7Counter", "V7Generator", "V7Layout"]
 RAND_BITS: Final = 74
 #: RFC 9562 §5.7: unix_ts_ms is 48 bits.
 UNIX_TS_MS_BITS: Final = 48
-NS_PER_MS: Final = 1_000_000
 _RAND_A_TOP_SHIFT: Final = FRAME_MID_SHIFT + 12
 _VERSION_7: Final = version_bits(7)
 
