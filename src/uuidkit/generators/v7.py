@@ -148,13 +148,12 @@ class V7Generator:
     - **Persistence**: none; the state lives in memory. For state that survives restarts
       and is shared between processes, see :class:`uuidkit.generators.SharedV7Generator`.
 
-    The state lives in closure cells rather than attributes: on CPython 3.11 this saves
-    about 100 ns per call on the pure-Python path. The closure inlines only the common
-    case; :class:`V7Layout` holds the bit plan and
-    :class:`~uuidkit.generators._timeline.Timeline` every decision about time. When the
+    The state and the steps that make a value live in a
+    :class:`~uuidkit.generators._v7build.V7State`; :class:`V7Layout` holds the bit plan
+    and :class:`~uuidkit.generators._timeline.Timeline` every decision about time. When the
     compiled accelerator is built, :attr:`next` is its ``V7Core``: the common case (same
     tick, counter not exhausted) in C, everything else (the first value of a tick, clock
-    regressions, overflows, every policy and error) the very same closure on the same
+    regressions, overflows, every policy and error) the very same steps on the same
     state, random words and clock readings, so both paths give identical values.
 
     References: RFC 9562 §5.7, §6.1, §6.2, §6.9.
