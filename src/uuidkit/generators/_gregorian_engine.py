@@ -7,8 +7,8 @@ one object: a :class:`GregorianState`, or, when the optional accelerator is buil
 compiled twin ``uuidkit._speedups.GregorianCore``, which has the same attributes.
 
 - **Hot path**: the common case (a later clock interval, or a further timestamp within the
-  current interval's budget) is inlined: in one Python function
-  (:func:`~uuidkit.generators._gregorian_pure.build_pure_next`), or in C. Both hand every
+  current interval's budget) is taken by
+  :class:`~uuidkit.generators._gregorian_pure.GregorianHotPath`, or in C. Both hand every
   other case to :meth:`GregorianEngine.advance`, which asks the Timeline and is the
   reference for all of them.
 - **Exclusion** (pure path): the hot path holds the engine's ``gate`` (a one-token queue,

@@ -156,21 +156,23 @@ class V7State:
 
         References: RFC 9562 §5.7, §6.2.
         """
-        now_tick = self.layout.ticks_of(self.read_clock())
-        word = self.word()
+        layout = self.layout
+        now_tick = layout.ticks_of(self.read_clock())
+        try:
+            word = next(self.words)
+        except StopIteration:
+            word = self.draw()
         move = SAME if now_tick == self.tick else self.timeline.reading(now_tick)
         if move == SAME:  # the same tick, or one the Timeline keeps
             self.count(now_tick, word)
         else:
             self.follow(move)
-        return self.checked(self.layout.value(self.prefix, self.counter, word, self.draw))
-
-    def word(self) -> int:
-        """The next buffered random word."""
-        try:
-            return next(self.words)
-        except StopIteration:
-            return self.draw()
+        value = layout.value(self.prefix, self.counter, word, self.draw)
+        # RFC 9562 §6.2 "Monotonic Error Checking": the new value must exceed the last.
+        if value <= self.last_value:
+            raise self.not_monotonic(value)
+        self.last_value = value
+        return value
 
     def draw(self) -> int:
         """The next random word, refilling the buffer from the random source when empty."""
@@ -215,17 +217,12 @@ class V7State:
         if move == RESTART:
             self.last_value = -1  # a documented step down: accept the lower value once
 
-    def checked(self, value: int) -> int:
-        """``value``, recorded as the last one, if it exceeds the last one.
+    def not_monotonic(self, value: int) -> GeneratorError:
+        """The error for a value not above the last one.
 
         References: RFC 9562 §6.2 "Monotonic Error Checking".
         """
-        if value <= self.last_value:
-            raise GeneratorError(
-                f"monotonic check failed: {value:#034x} <= {self.last_value:#034x}"
-            )
-        self.last_value = value
-        return value
+        return GeneratorError(f"monotonic check failed: {value:#034x} <= {self.last_value:#034x}")
 
     # --- blocks ------------------------------------------------------------------------
 
@@ -265,7 +262,8 @@ class V7State:
         if block is None:
             return None
         values, first, last, self.counter = block
-        self.checked(first)
+        if first <= self.last_value:
+            raise self.not_monotonic(first)
         self.last_value = last
         return values
 
