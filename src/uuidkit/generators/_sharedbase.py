@@ -59,7 +59,8 @@ class SharedConfig:
     #: How far ahead of the clock values and stored windows may run, in milliseconds (at
     #: least ``window_ms``; ``None``: 10 s, or ``window_ms`` if longer). A generator whose
     #: clock falls further behind its last value restarts at the clock; a stored window
-    #: ending further ahead is "future-dated": it is refused with a
+    #: ending further ahead is "future-dated": a generator's first reservation (v7, v6)
+    #: refuses it with :class:`~uuidkit.ClockRegressionError`, a later one (and v1) with a
     #: :class:`StateUnavailableWarning` and a fresh start.
     max_future_ms: int | None = None
     #: fsync the file and its directory on every write.
