@@ -24,6 +24,7 @@ from uuidkit import _accel
 from uuidkit._bits import GREGORIAN_OFFSET_100NS
 from uuidkit.generators import ClockRegression, CounterOverflow, GregorianConfig, V6Generator
 from uuidkit.generators._gregorian_engine import GregorianState
+from uuidkit.generators._timeline import NO_TICK
 
 CORE = getattr(_accel.SPEEDUPS, "GregorianCore", None)
 pytestmark = pytest.mark.skipif(CORE is None, reason="uuidkit._speedups not in use")
@@ -39,6 +40,7 @@ FIELDS = ("tick", "clock_tick", "index", "last", "pending")
 
 STATES = [
     # (tick, clock_tick, index, pending)
+    (NO_TICK, NO_TICK, 0, False),  # before the first value
     (TICK, TICK, 0, False),
     (TICK, TICK, BUDGET - 1, False),  # the interval is used up
     (TICK, TICK - 3, 2, False),  # ADVANCEd 3 intervals ahead of the highest reading
@@ -55,7 +57,7 @@ def stamp(tick: int, index: int) -> int:
 def load(state: Any, row: tuple[int, int, int, bool]) -> None:
     tick, clock_tick, index, pending = row
     state.tick, state.clock_tick, state.index, state.pending = tick, clock_tick, index, pending
-    state.last = stamp(tick, index)
+    state.last = stamp(tick, index) if tick != NO_TICK else -1
 
 
 def snapshot(state: Any) -> tuple[object, ...]:
