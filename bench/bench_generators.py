@@ -84,9 +84,49 @@ def shared(directory: Path) -> None:
     timer.report(base, "state-file generators (durable: fsync on every reservation)")
 
 
+def _nothing() -> None:
+    return None
+
+
+def pure_path_building_blocks() -> None:
+    """What the pure path's building blocks cost on this interpreter: the v1/v6 gate (a
+    one-token ``SimpleQueue``) against a lock, and one Python-level call, which the pure
+    generators' small methods pay per step."""
+    from _queue import SimpleQueue
+    from _thread import RLock, allocate_lock
+
+    timer = Timer(number=200_000)
+    lock, rlock = allocate_lock(), RLock()
+    gate: SimpleQueue[bool] = SimpleQueue()
+    gate.put(True)
+
+    def lock_pair() -> None:
+        lock.acquire()
+        lock.release()
+
+    def rlock_pair() -> None:
+        rlock.acquire()
+        rlock.release()
+
+    def gate_pair() -> None:
+        gate.get()
+        gate.put(True)
+
+    def one_call() -> None:
+        _nothing()
+
+    base = timer.measure("Lock acquire() + release()", lock_pair)
+    timer.measure("RLock acquire() + release()", rlock_pair)
+    timer.measure("gate get() + put(True)", gate_pair)
+    timer.measure("a function making one Python call", one_call)
+    timer.measure("a function making none", _nothing)
+    timer.report(base, "pure-path building blocks")
+
+
 def main() -> None:
     single_calls()
     bulk()
+    pure_path_building_blocks()
     with tempfile.TemporaryDirectory() as directory:
         shared(Path(directory))
 

@@ -106,6 +106,10 @@ static inline uk_u128 uk_stamp(uk_u128 value, unsigned version)
     return value;
 }
 
+/* Nanoseconds per millisecond: the unit of unix_ts_ms (RFC 9562 §5.7); uuidkit.timestamps
+   .NS_PER_MS in Python. */
+#define UK_NS_PER_MS 1000000LL
+
 /* Text tables (_speedups_text.c), filled by uk_text_tables_init at module initialisation. */
 #define UK_NOT_HEX 0x100u
 extern uint16_t uk_hex_digit[256];

@@ -351,7 +351,6 @@ static PyObject *bulk_new_records(PyObject *module, PyObject *number)
 
 /* RFC 9562 §5.1/§5.6: 100 ns intervals since 1582-10-15; §5.7: Unix milliseconds. */
 #define GREGORIAN_TICKS_AT_UNIX 0x01B21DD213814000LL
-#define NS_PER_MS 1000000LL
 
 /* The Unix nanoseconds of one record, or 0 when it has no time that fits int64. */
 static int record_time_ns(const unsigned char *record, int64_t *ns)
@@ -362,10 +361,10 @@ static int record_time_ns(const unsigned char *record, int64_t *ns)
         return 0;
     }
     if (version == 7) {
-        if (high48 > (uint64_t)(INT64_MAX / NS_PER_MS)) {
+        if (high48 > (uint64_t)(INT64_MAX / UK_NS_PER_MS)) {
             return 0;
         }
-        *ns = (int64_t)high48 * NS_PER_MS;
+        *ns = (int64_t)high48 * UK_NS_PER_MS;
         return 1;
     }
     uint64_t ticks;

@@ -24,6 +24,10 @@
  * discards them; a fork that bypassed the hooks is counted by pthread_atfork and sends the
  * next call to the slow path, which resets first (RFC 9562 §6.9).
  *
+ * Its policy and bound are the Timeline's own (GregorianEngine builds the core from
+ * Timeline.overflow_policy and Timeline.ahead_ticks), and a table test compares each of its
+ * decisions (decide()) with the Timeline's.
+ *
  * References: RFC 9562 §5.1, §5.6, §6.1, §6.2, §6.9, §6.10; RFC 4122 §4.2.1.
  */
 #include "_speedups.h"
@@ -356,6 +360,21 @@ static PyObject *core_next(PyObject *self, PyObject *const *args, Py_ssize_t nar
     return uk_make_uuid(value);
 }
 
+/* decide(interval) -> int: step() alone for a clock interval, never spinning and never
+   calling the slow path: the stamp it committed, or -1 (nothing changed, the slow path's
+   case). The tests compare every decision it takes with the Timeline's. */
+static PyObject *core_decide(PyObject *self, PyObject *arg)
+{
+    long long interval = PyLong_AsLongLong(arg);
+    if (interval == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (interval < 0) {
+        return PyLong_FromLongLong(-1); /* before the epoch: the slow path refuses it */
+    }
+    return PyLong_FromLongLong(step((core_object *)self, interval, 0));
+}
+
 /* block(count, as_uuids) -> list: count values; the caller holds the lock and set busy. */
 static PyObject *core_block(PyObject *self, PyObject *args)
 {
@@ -577,6 +596,9 @@ static PyMethodDef core_methods[] = {
     {"block", core_block, METH_VARARGS,
      "block(count, as_uuids) -> list: count values (lock held, busy set by the caller)."},
     {"word", core_word, METH_NOARGS, "word() -> int: the next buffered random word."},
+    {"decide", core_decide, METH_O,
+     "decide(interval) -> int: the core's own step for a clock interval: the committed\n"
+     "timestamp, or -1 for a case it leaves to the slow path (which the Timeline decides)."},
     {"reset", core_reset, METH_O,
      "reset(lock): forget the state and buffered words; use lock (forked child)."},
     {NULL, NULL, 0, NULL},

@@ -506,7 +506,7 @@ static PyObject *speedups_timestamp_ns(PyObject *module, PyObject *u)
         int version = rfc_version(value);
         uint64_t high48 = value.hi >> 16, mid12 = value.hi & MASK(12);
         if (version == 7) {
-            ok = !__builtin_mul_overflow((long long)high48, 1000000LL, &result);
+            ok = !__builtin_mul_overflow((long long)high48, UK_NS_PER_MS, &result);
         }
         else if (version == 1 || version == 6) {
             uint64_t ticks = version == 1 ? (mid12 << 48) | ((high48 & MASK(16)) << 32) |

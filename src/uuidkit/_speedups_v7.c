@@ -36,7 +36,6 @@
 #include <time.h>
 
 #define V7_WORDS 512        /* generators._policy.WORD_BLOCK_BYTES / 8 */
-#define V7_NS_PER_MS 1000000
 #define V7_MASK_62 (((uint64_t)1 << 62) - 1)
 
 typedef struct {
@@ -146,8 +145,8 @@ static int64_t system_clock_ns(void)
 /* V7Layout.ticks_of for now_ns >= 0: floor(now_ns * 2**F / 10**6), exactly. */
 static int64_t ticks_of(const v7_core *core, int64_t now_ns)
 {
-    int64_t ms = now_ns / V7_NS_PER_MS, sub = now_ns % V7_NS_PER_MS;
-    return (ms << core->fraction_bits) + ((sub << core->fraction_bits) / V7_NS_PER_MS);
+    int64_t ms = now_ns / UK_NS_PER_MS, sub = now_ns % UK_NS_PER_MS;
+    return (ms << core->fraction_bits) + ((sub << core->fraction_bits) / UK_NS_PER_MS);
 }
 
 static int u128_greater(uk_u128 a, uk_u128 b)

@@ -40,6 +40,7 @@ from uuidkit._bits import GREGORIAN_OFFSET_100NS
 from uuidkit._construct import from_ints_unchecked
 from uuidkit.errors import InvalidField, InvalidUUID
 from uuidkit.parse import parse as parse_one
+from uuidkit.timestamps import NS_PER_MS
 
 __all__ = ["VERSIONS", "format", "from_list", "generate", "parse", "timestamps", "to_list"]
 
@@ -47,7 +48,6 @@ Into: TypeAlias = Literal["list", "numpy", "arrow"]
 #: The versions :func:`generate` makes.
 VERSIONS: Final = (1, 4, 6, 7, 8)
 _INTO: Final = ("list", "numpy", "arrow")
-_NS_PER_MS: Final = 1_000_000
 _INT64_MAX: Final = (1 << 63) - 1
 _CANONICAL_LENGTH: Final = 36
 #: Characters an Arrow ``string`` array holds (int32 offsets); past it, ``large_string``.
@@ -483,12 +483,12 @@ def timestamps(values: Any) -> Any:
     low_ticks = GREGORIAN_OFFSET_100NS - _INT64_MAX // 100
     high_ticks = GREGORIAN_OFFSET_100NS + _INT64_MAX // 100
     in_range = (ticks >= low_ticks) & (ticks <= high_ticks)
-    fits = np.where(version == 7, ms <= _INT64_MAX // _NS_PER_MS, in_range)
+    fits = np.where(version == 7, ms <= _INT64_MAX // NS_PER_MS, in_range)
     bad = np.flatnonzero(~(good & fits))
     if bad.size:
         raise _no_timestamp(records, int(bad[0]))
     gregorian_ns = (ticks.astype(np.int64) - GREGORIAN_OFFSET_100NS) * 100
-    return np.where(version == 7, ms.astype(np.int64) * _NS_PER_MS, gregorian_ns)
+    return np.where(version == 7, ms.astype(np.int64) * NS_PER_MS, gregorian_ns)
 
 
 def _no_timestamp(records: Any, index: int) -> InvalidUUID:

@@ -15,7 +15,12 @@ from gen_fakes import NS_PER_MS, FakeClock, constant_bytes, seeded_bytes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uuidkit.errors import CounterOverflowError, GeneratorError, NodeUnavailableError
+from uuidkit.errors import (
+    ClockRegressionError,
+    CounterOverflowError,
+    GeneratorError,
+    NodeUnavailableError,
+)
 from uuidkit.fields import fields, version
 from uuidkit.generators import (
     CounterOverflow,
@@ -230,6 +235,60 @@ def test_clock_regression_keeps_counting() -> None:
     second = generator()
     assert second > first
     assert fields(second).unix_ts_ms == fields(first).unix_ts_ms  # type: ignore[union-attr]
+
+
+def unix_ts_ms(value: UUID) -> int:
+    return value.int >> 80  # RFC 9562 §5.7, and the v8-node layout: the top 48 bits
+
+
+#: NodeBoundV7Generator's and NodeBoundV8Generator's documented default run-ahead bound.
+MAX_AHEAD_MS = 10_000
+
+
+@pytest.mark.parametrize("version_number", [7, 8])
+def test_after_a_one_hour_step_back_no_value_runs_ahead_of_the_bound(version_number: int) -> None:
+    # KEEP counts on from the last tick only while it is within max_ahead_ms of the clock;
+    # a node has no clock sequence, so instead of a restart below its own values (which
+    # could repeat one) the generator raises until the clock is back within the bound.
+    clock = FakeClock()
+    generator = make(version_number, ManualNodeSource(NODE_A), clock)
+    issued = [generator() for _ in range(3)]
+    clock.advance(-3_600_000 * NS_PER_MS)
+    for _ in range(2):
+        with pytest.raises(ClockRegressionError, match="never goes below its values"):
+            generator()
+    clock.advance((3_600_000 - MAX_AHEAD_MS) * NS_PER_MS)  # back within the bound
+    later = [generator() for _ in range(3)]
+    assert later == sorted(later) and min(later) > max(issued)
+    assert all(unix_ts_ms(value) - clock.ms <= MAX_AHEAD_MS for value in later)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(-20_000, 20_000), max_size=30), st.sampled_from([7, 8]))
+def test_property_never_beyond_the_bound_never_below(
+    moves_ms: list[int], version_number: int
+) -> None:
+    clock = FakeClock()
+    generator = make(version_number, ManualNodeSource(NODE_A), clock)
+    values: list[UUID] = []
+    for move in moves_ms:
+        clock.advance(move * NS_PER_MS)
+        try:
+            value = generator()
+        except ClockRegressionError:
+            continue
+        assert unix_ts_ms(value) - clock.ms <= MAX_AHEAD_MS
+        assert not values or value > values[-1]
+        values.append(value)
+
+
+def test_advance_stops_at_the_bound() -> None:
+    clock = FakeClock()  # frozen: every value of a fraction step is used, then ADVANCE
+    generator = NodeBoundV8Generator(ManualNodeSource(NODE_A), max_ahead_ms=0, clock=clock)
+    for _ in range(1 << 14):
+        generator()
+    with pytest.raises(CounterOverflowError, match="run-ahead bound"):
+        generator()
 
 
 @settings(max_examples=60, deadline=None)

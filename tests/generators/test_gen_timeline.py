@@ -6,11 +6,11 @@ References: RFC 9562 §5.7, §6.1, §6.2; RFC 4122 §4.2.1.2.
 from __future__ import annotations
 
 import pytest
-from gen_fakes import NS_PER_MS, START_NS, FakeClock
+from gen_fakes import NS_PER_MS, START_NS
 
 from uuidkit import ClockRegressionError, CounterOverflowError, GeneratorError
 from uuidkit.generators import ClockRegression, CounterOverflow, V7Config, V7Counter
-from uuidkit.generators._timeline import NEW, RESTART, SAME, Timeline
+from uuidkit.generators._timeline import NEW, RESTART, SAME, WAIT, Timeline
 from uuidkit.generators.v7 import V7Layout
 from uuidkit.layouts import v7_int
 
@@ -21,24 +21,19 @@ def timeline(
     *,
     window: int = 5,
     ahead: int = 100,
-    clock: FakeClock | None = None,
     max_tick: int = 1 << 60,
+    may_restart: bool = True,
 ) -> Timeline:
-    clock = clock or FakeClock(1_000 * NS_PER_MS)
+    # No clock: the timeline is given every reading, and never sleeps.
     return Timeline(
         overflow=overflow,
         regression=regression,
         window_ticks=window,
         ahead_ticks=ahead,
         max_tick=max_tick,
-        tick_ns=NS_PER_MS,
-        ticks_of=lambda ns: ns // NS_PER_MS,
-        clock=clock,
-        sleep_ns=clock.sleep,
-        monotonic_ns=clock.monotonic,
-        max_wait_ns=10 * NS_PER_MS,
         unit="ms",
         exhausted="counter: all used",
+        may_restart=may_restart,
     )
 
 
@@ -107,10 +102,26 @@ def test_overflow_raise_and_wait() -> None:
         CounterOverflowError, match="counter: all used \\(tick 1000\\); policy RAISE"
     ):
         line.overflow(1_000)
-    clock = FakeClock(1_000 * NS_PER_MS)
-    waiting = timeline(overflow=CounterOverflow.WAIT, clock=clock)
+    waiting = timeline(overflow=CounterOverflow.WAIT)
     waiting.reading(1_000)
-    assert waiting.overflow(1_000) == NEW and waiting.tick == 1_001 == clock.ms
+    # "Wait until tick 1001": the state is unchanged until the caller hands on that reading.
+    assert waiting.overflow(1_000) == WAIT and waiting.wait_tick == 1_001
+    assert (waiting.tick, waiting.clock_tick) == (1_000, 1_000)
+    assert waiting.reading(1_003) == NEW and waiting.tick == 1_003
+
+
+@pytest.mark.parametrize("policy", [ClockRegression.KEEP, ClockRegression.RAISE])
+def test_a_generator_that_may_not_restart_raises_beyond_the_bound(
+    policy: ClockRegression,
+) -> None:
+    line = timeline(policy, may_restart=False)
+    line.reading(1_000)
+    for _ in range(2):  # every time, and never a pending restart
+        with pytest.raises(ClockRegressionError, match="went back 101 ms"):
+            line.reading(899)
+        assert (line.tick, line.clock_tick, line.restart_pending) == (1_000, 1_000, False)
+    if policy is ClockRegression.KEEP:
+        assert line.reading(900) == SAME  # back within the bound: count on
 
 
 def test_max_tick_and_reset() -> None:

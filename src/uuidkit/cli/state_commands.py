@@ -21,11 +21,9 @@ from typing import Any
 
 from uuidkit.errors import StateFileError
 from uuidkit.generators.statefile import StateFile, StoredState
-from uuidkit.timestamps import gregorian_ticks_to_unix_ns, unix_ns_to_datetime
+from uuidkit.timestamps import NS_PER_MS, gregorian_ticks_to_unix_ns, unix_ns_to_datetime
 
 __all__ = ["describe_state", "register"]
-
-_NS_PER_MS = 1_000_000
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -48,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 def _unix_ns(state: StoredState, unit: int) -> int:
     if state.kind == "v7":
-        return unit * _NS_PER_MS
+        return unit * NS_PER_MS
     return gregorian_ticks_to_unix_ns(unit)
 
 

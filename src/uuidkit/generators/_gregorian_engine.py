@@ -7,8 +7,8 @@ one object: a :class:`GregorianState`, or, when the optional accelerator is buil
 compiled twin ``uuidkit._speedups.GregorianCore``, which has the same attributes.
 
 - **Hot path**: the common case (a later clock interval, or a further timestamp within the
-  current interval's budget) is inlined: in one Python function
-  (:func:`~uuidkit.generators._gregorian_pure.build_pure_next`), or in C. Both hand every
+  current interval's budget) is taken by
+  :class:`~uuidkit.generators._gregorian_pure.GregorianHotPath`, or in C. Both hand every
   other case to :meth:`GregorianEngine.advance`, which asks the Timeline and is the
   reference for all of them.
 - **Exclusion** (pure path): the hot path holds the engine's ``gate`` (a one-token queue,
@@ -50,14 +50,15 @@ from uuidkit.generators._gregorian_pure import new_gate
 from uuidkit.generators._policy import (
     WORD_BLOCK_BYTES,
     Clock,
+    ClockWait,
     CounterOverflow,
     RandomBytes,
     Sleep,
 )
-from uuidkit.generators._timeline import NO_TICK, RESTART, SAME, Timeline
+from uuidkit.generators._timeline import NO_TICK, RESTART, SAME, WAIT, Timeline
 from uuidkit.generators.node import MULTICAST_BIT, NODE_BITS, random_node
 from uuidkit.layouts import v1_int, v6_int
-from uuidkit.timestamps import NS_PER_TICK
+from uuidkit.timestamps import NS_PER_MS, NS_PER_TICK
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
 if TYPE_CHECKING:
@@ -134,6 +135,7 @@ class GregorianEngine:
         "state",
         "timeline",
         "version",
+        "wait",
     )
 
     def __init__(
@@ -147,7 +149,16 @@ class GregorianEngine:
         node, clock_seq, self.node_is_random = initial
         self.clock, self.random_bytes, sleep_ns, monotonic_ns = sources
         self.config, self.version, self.timeline = config, version, timeline
-        self.resolution = config.clock_resolution_ns
+        self.resolution = resolution = config.clock_resolution_ns
+        #: Where the Timeline answers WAIT: the wait for the next clock interval.
+        self.wait = ClockWait(
+            self.clock,
+            sleep_ns,
+            monotonic_ns,
+            lambda now_ns: now_ns // resolution,
+            resolution,
+            config.max_wait_ms * NS_PER_MS,
+        )
         #: Timestamps per clock interval (RFC 4122 §4.2.1.2).
         self.budget = self.resolution // NS_PER_TICK
         self.fast_max = _fast_max(self.budget, (MASK_60 + 1) // self.budget)
@@ -171,7 +182,7 @@ class GregorianEngine:
     ) -> Any:
         if _CORE_TYPE is None:
             return None
-        config = self.config
+        config, timeline = self.config, self.timeline
         system_clock = self.clock is _system.system_clock_ns
         # The core spins for the next interval only where the pure path's wait would also
         # end within it: system clock, sleep and monotonic clock, a fine interval.
@@ -183,9 +194,10 @@ class GregorianEngine:
             and config.max_wait_ms > 0
         )
         random_bytes = self.random_bytes
+        # The core decides the common cases from the Timeline's own policy and bound.
         return _CORE_TYPE(
-            (self.version, int(config.random_per_uuid), _OVERFLOW_CODES[config.overflow]),
-            (self.budget, self.resolution, self.fast_max, self._ahead_ticks(), int(spin)),
+            (self.version, int(config.random_per_uuid), _OVERFLOW_CODES[timeline.overflow_policy]),
+            (self.budget, self.resolution, self.fast_max, timeline.ahead_ticks, int(spin)),
             (node, clock_seq),
             None if system_clock else self.clock,
             None if random_bytes is _system.random_bytes else self._word_block,
@@ -193,9 +205,6 @@ class GregorianEngine:
             self.explicit,
             self.lock,
         )
-
-    def _ahead_ticks(self) -> int:
-        return self.config.max_ahead_ms * 1_000_000 // self.resolution
 
     def _word_block(self) -> bytes:
         """One block of words from an injected random source, as the pure path reads it."""
@@ -238,6 +247,8 @@ class GregorianEngine:
             state.index = index = state.index + 1
             if index >= self.budget:
                 move = timeline.overflow(interval)
+                if move == WAIT:
+                    move = timeline.reading(self.wait.until(timeline.wait_tick))
         if move != SAME:
             state.index = 0
             if move == RESTART:

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Clock",
     "ClockRegression",
+    "ClockWait",
     "CounterOverflow",
     "RandomBytes",
     "Sleep",
@@ -204,6 +205,47 @@ def wait_for_clock(
                 f"{max_wait_ns} ns (policy WAIT)"
             )
         sleep_ns(min(step_ns, remaining))
+
+
+class ClockWait:
+    """The caller's side of a :class:`~uuidkit.generators._timeline.Timeline`'s WAIT: sleep
+    until the clock reaches a tick, as :func:`wait_for_clock` does.
+
+    References: RFC 9562 §6.1 "Error Handling"; RFC 4122 §4.2.1.2.
+    """
+
+    __slots__ = ("_clock", "_max_wait_ns", "_monotonic_ns", "_sleep_ns", "_tick_ns", "_ticks_of")
+
+    def __init__(
+        self,
+        clock: Clock,
+        sleep_ns: Sleep,
+        monotonic_ns: Clock,
+        ticks_of: Callable[[int], int],
+        tick_ns: int,
+        max_wait_ns: int,
+    ) -> None:
+        self._clock, self._sleep_ns, self._monotonic_ns = clock, sleep_ns, monotonic_ns
+        self._ticks_of, self._tick_ns, self._max_wait_ns = ticks_of, tick_ns, max_wait_ns
+
+    def until(self, tick: int) -> int:
+        """The first clock reading at or after ``tick``, as a tick.
+
+        Raises :class:`~uuidkit.CounterOverflowError` after ``max_wait_ns`` (monotonic).
+
+        References: RFC 9562 §6.1 "Error Handling".
+        """
+        ticks_of = self._ticks_of
+        now_ns = wait_for_clock(
+            self._clock,
+            self._sleep_ns,
+            self._monotonic_ns,
+            ticks_of,
+            tick - 1,
+            self._max_wait_ns,
+            self._tick_ns,
+        )
+        return ticks_of(now_ns)
 
 
 def check_callable(name: str, value: object) -> None:

@@ -19,6 +19,7 @@ from uuidkit.errors import ClockRegressionError, GeneratorError, InvalidField
 from uuidkit.generators._policy import (
     Clock,
     ClockRegression,
+    ClockWait,
     CounterOverflow,
     RandomBytes,
     Sleep,
@@ -58,7 +59,8 @@ class SharedConfig:
     #: How far ahead of the clock values and stored windows may run, in milliseconds (at
     #: least ``window_ms``; ``None``: 10 s, or ``window_ms`` if longer). A generator whose
     #: clock falls further behind its last value restarts at the clock; a stored window
-    #: ending further ahead is "future-dated": it is refused with a
+    #: ending further ahead is "future-dated": a generator's first reservation (v7, v6)
+    #: refuses it with :class:`~uuidkit.ClockRegressionError`, a later one (and v1) with a
     #: :class:`StateUnavailableWarning` and a fresh start.
     max_future_ms: int | None = None
     #: fsync the file and its directory on every write.
@@ -156,14 +158,16 @@ class SharedGenerator(abc.ABC):
             window_ticks=0,
             ahead_ticks=self._ahead_units(),
             max_tick=1 << 62,
-            tick_ns=NS_PER_MS // self._units_per_ms(),
-            ticks_of=self._units_of,
-            clock=clock,
-            sleep_ns=sleep_ns,
-            monotonic_ns=monotonic_ns,
-            max_wait_ns=self.config.max_wait_ms * NS_PER_MS,
             unit=self._UNIT,
             exhausted="the clock has not left the last time unit",
+        )
+        self._wait = ClockWait(
+            clock,
+            sleep_ns,
+            monotonic_ns,
+            self._units_of,
+            NS_PER_MS // self._units_per_ms(),
+            self.config.max_wait_ms * NS_PER_MS,
         )
         # RFC 4122 §4.2.1.1: "The state only needs to be read from stable storage once at
         # boot time": checked (and warned about) now; reservations re-read it under the lock

@@ -1,14 +1,16 @@
-"""How a :class:`~uuidkit.generators.V7Generator` makes values: its closures and compiled core.
+"""How a :class:`~uuidkit.generators.V7Generator` makes values: :class:`V7State` and its steps.
 
-:func:`build` returns the generator's three closures (``next``, ``generate``, ``reset``)
-over one state held in closure cells. The common case (same tick, counter not exhausted) is
-inlined in ``uuid7``; every decision about time is the
-:class:`~uuidkit.generators._timeline.Timeline`'s and every bit position the
-:class:`~uuidkit.generators.v7.V7Layout`'s.
+A :class:`V7State` holds one generator's state (tick, counter, prefix, last value, buffered
+random words) and makes a value in small steps: read the clock, take a random word, move the
+counter (:meth:`V7State.count`) or follow the :class:`~uuidkit.generators._timeline.Timeline`
+to a new tick (:meth:`V7State.follow`), lay the bits out with the
+:class:`~uuidkit.generators.v7.V7Layout`, check the value against the last one. Every
+decision about time is the Timeline's, every bit position the layout's.
 
-With the compiled accelerator, ``next`` is a ``uuidkit._speedups.V7Core``: the common case
-in C; everything else the very same ``uuid7`` closure, called as its slow path on the same
-state, the same random words and the same clock readings (see :func:`build`).
+With the compiled accelerator, the generator's ``next`` is a ``uuidkit._speedups.V7Core``:
+the common case in C, everything else :meth:`V7State.slow`, which runs the very same steps on
+the core's state, with the same random words and the same clock readings (see
+:meth:`V7State.slow`).
 
 References: RFC 9562 §5.7, §6.1, §6.2, §6.9.
 """
@@ -20,7 +22,6 @@ from uuid import UUID
 
 from uuidkit import _system
 from uuidkit._accel import SPEEDUPS
-from uuidkit._bits import FRAME_MID_SHIFT, MASK_62
 from uuidkit._construct import (
     SLOT_PROTOCOL,
     UNKNOWN_SAFETY,
@@ -31,10 +32,18 @@ from uuidkit._construct import (
 )
 from uuidkit._stdlib import RLock  # what threading.RLock() returns, without threading
 from uuidkit.errors import GeneratorError
-from uuidkit.generators._policy import Clock, RandomBytes, Sleep, check_count, word_stream
-from uuidkit.generators._timeline import RESTART, SAME, Timeline
+from uuidkit.generators._policy import (
+    Clock,
+    ClockWait,
+    RandomBytes,
+    Sleep,
+    check_count,
+    word_stream,
+)
+from uuidkit.generators._timeline import RESTART, SAME, WAIT, Timeline
 from uuidkit.generators._v7bulk import as_kind, bulk_block
-from uuidkit.generators.v7 import NS_PER_MS, V7Counter, V7Layout
+from uuidkit.generators.v7 import V7Counter, V7Layout
+from uuidkit.timestamps import NS_PER_MS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
 if TYPE_CHECKING:
@@ -42,12 +51,10 @@ if TYPE_CHECKING:
 
     from uuidkit.generators.v7 import V7Settings
 
-__all__ = ["build"]
+__all__ = ["V7State", "build"]
 
 
-def _timeline(
-    config: V7Settings, layout: V7Layout, clock: Clock, sleep_ns: Sleep, monotonic_ns: Clock
-) -> Timeline:
+def _timeline(config: V7Settings, layout: V7Layout) -> Timeline:
     fraction_bits = config.fraction_bits
     return Timeline(
         overflow=config.overflow,
@@ -55,12 +62,6 @@ def _timeline(
         window_ticks=config.regression_window_ms << fraction_bits,
         ahead_ticks=config.max_ahead_ms << fraction_bits,
         max_tick=layout.max_tick,
-        tick_ns=layout.tick_ns,
-        ticks_of=layout.ticks_of,
-        clock=clock,
-        sleep_ns=sleep_ns,
-        monotonic_ns=monotonic_ns,
-        max_wait_ns=config.max_wait_ms * NS_PER_MS,
         unit=f"ticks of 2**-{fraction_bits} ms",
         exhausted=f"counter: all 2**{layout.counter_bits} values of the tick are used",
     )
@@ -97,6 +98,247 @@ def _core_takes_the_lock(clock: Clock) -> bool:
     return clock is not _system.REALTIME_NS
 
 
+class V7State:
+    """The state of one v7 generator and the steps that make its values.
+
+    ``tick`` is ``None`` before the first value (no clock reading equals it, so the first
+    value asks the Timeline); ``last_value`` is -1 then, and after a RESTART.
+
+    References: RFC 9562 §5.7, §6.2.
+    """
+
+    __slots__ = (
+        "block_source",
+        "clock",
+        "config",
+        "core",
+        "counter",
+        "last_value",
+        "layout",
+        "lock",
+        "prefix",
+        "random_bytes",
+        "read_clock",
+        "tick",
+        "timeline",
+        "wait",
+        "words",
+    )
+
+    def __init__(
+        self,
+        config: V7Settings,
+        clock: Clock,
+        random_bytes: RandomBytes,
+        sleep_ns: Sleep,
+        monotonic_ns: Clock,
+    ) -> None:
+        self.config, self.clock, self.random_bytes = config, clock, random_bytes
+        self.layout = layout = V7Layout(config)
+        self.timeline = _timeline(config, layout)
+        self.wait = ClockWait(
+            clock,
+            sleep_ns,
+            monotonic_ns,
+            layout.ticks_of,
+            layout.tick_ns,
+            config.max_wait_ms * NS_PER_MS,
+        )
+        self.core = core = _compiled_core(config, layout, clock, random_bytes)
+        self.block_source = None if random_bytes is _system.OS_RANDOM else random_bytes
+        # Re-entrant: generate() holds it around a loop of values, and the core's slow path
+        # takes it again.
+        self.lock = RLock()
+        self.tick: int | None = None
+        self.counter, self.prefix, self.last_value = 0, 0, -1
+        # The core serves the random words and the clock reading it took, so that both paths
+        # consume the same words and readings in the same order.
+        self.words: Iterator[int] = iter(()) if core is None else iter(core.draw, None)
+        self.read_clock: Clock = clock if core is None else core.read_clock
+
+    # --- one value ---------------------------------------------------------------------
+
+    def next_value(self) -> int:
+        """The next value as an int (lock held): greater than every earlier one.
+
+        References: RFC 9562 §5.7, §6.2.
+        """
+        layout = self.layout
+        now_tick = layout.ticks_of(self.read_clock())
+        try:
+            word = next(self.words)
+        except StopIteration:
+            word = self.draw()
+        move = SAME if now_tick == self.tick else self.timeline.reading(now_tick)
+        if move == SAME:  # the same tick, or one the Timeline keeps
+            self.count(now_tick, word)
+        else:
+            self.follow(move)
+        value = layout.value(self.prefix, self.counter, word, self.draw)
+        # RFC 9562 §6.2 "Monotonic Error Checking": the new value must exceed the last.
+        if value <= self.last_value:
+            raise self.not_monotonic(value)
+        self.last_value = value
+        return value
+
+    def draw(self) -> int:
+        """The next random word, refilling the buffer from the random source when empty."""
+        if self.core is not None:
+            return int(self.core.draw())
+        word = next(self.words, None)
+        if word is None:
+            self.words = word_stream(self.random_bytes)
+            word = next(self.words)
+        return word
+
+    def count(self, now_tick: int, word: int) -> None:
+        """Same tick: the next counter value, or the overflow policy's move.
+
+        References: RFC 9562 §6.2 Method 2 (the counter "MUST be incremented in the least
+        significant position"); §6.1 ("MUST NOT knowingly return duplicate values due to a
+        counter rollover").
+        """
+        layout = self.layout
+        bumped = self.counter + (word & layout.increment_mask) + 1
+        if bumped >> layout.counter_bits:
+            self.follow(self.overflow(now_tick))
+        else:
+            self.counter = bumped
+
+    def overflow(self, now_tick: int) -> int:
+        """The Timeline's move for a used-up counter; its WAIT is waited for here."""
+        timeline = self.timeline
+        move = timeline.overflow(now_tick)
+        if move == WAIT:
+            move = timeline.reading(self.wait.until(timeline.wait_tick))
+        return move
+
+    def follow(self, move: int) -> None:
+        """Follow a NEW or RESTART move of the Timeline: new prefix, fresh counter.
+
+        References: RFC 9562 §6.2 ("randomly initialize the counter with each new tick").
+        """
+        self.tick = tick = self.timeline.tick
+        self.prefix = self.layout.prefix(tick)
+        self.counter = self.layout.seed(self.draw)
+        if move == RESTART:
+            self.last_value = -1  # a documented step down: accept the lower value once
+
+    def not_monotonic(self, value: int) -> GeneratorError:
+        """The error for a value not above the last one.
+
+        References: RFC 9562 §6.2 "Monotonic Error Checking".
+        """
+        return GeneratorError(f"monotonic check failed: {value:#034x} <= {self.last_value:#034x}")
+
+    # --- blocks ------------------------------------------------------------------------
+
+    def generate(self, count: int, kind: int) -> Any:
+        """``count`` values of ``kind`` under one lock acquisition.
+
+        References: RFC 9562 §6.2 (batches are monotonic too).
+        """
+        check_count(count)
+        with self.lock:
+            taken = self.core is not None and self.take()
+            try:
+                block = self.block(count, kind) if count > 1 else None
+                if block is None:
+                    values = [self.next_value() for _ in range(count)]
+            finally:
+                if taken:
+                    self.give()
+        return as_kind(values, kind) if block is None else block
+
+    def block(self, count: int, kind: int) -> Any:
+        """A vectorised block (Method 2 only), or ``None`` to make the values one by one."""
+        config = self.config
+        if config.counter is not V7Counter.RANDOM_INCREMENT:
+            return None
+        self.follow_clock(self.layout.ticks_of(self.clock()))
+        layout = self.layout
+        block = bulk_block(
+            self.prefix,
+            self.counter,
+            layout.counter_bits,
+            config.increment_bits,
+            count,
+            self.block_source,
+            kind,
+        )
+        if block is None:
+            return None
+        values, first, last, self.counter = block
+        if first <= self.last_value:
+            raise self.not_monotonic(first)
+        self.last_value = last
+        return values
+
+    def follow_clock(self, now_tick: int) -> None:
+        """Follow the Timeline to ``now_tick`` if it differs from the current tick."""
+        if now_tick != self.tick and (move := self.timeline.reading(now_tick)) != SAME:
+            self.follow(move)
+
+    # --- the compiled core's slow path --------------------------------------------------
+
+    def take(self) -> bool:
+        """Take the state from the C core (busy); False when this thread already holds it."""
+        taken = self.core.enter()
+        if taken is None:
+            return False
+        self.counter, self.last_value = taken
+        return True
+
+    def give(self) -> None:
+        """Give the state back to the C core."""
+        tick = self.tick
+        self.core.leave(-1 if tick is None else tick, self.counter, self.prefix, self.last_value)
+
+    def slow(self) -> UUID:
+        """The C core's slow path: the same steps on the core's state, under the lock."""
+        with self.lock:
+            if not self.take():
+                return _as_uuid(self.next_value())
+            try:
+                return _as_uuid(self.next_value())
+            finally:
+                self.give()
+
+    def attach(self) -> None:
+        """Hand the core its slow path and, with an injected clock, the lock."""
+        lock = self.lock if _core_takes_the_lock(self.clock) else None
+        self.core.attach(
+            self.slow,
+            None if lock is None else lock.acquire,
+            None if lock is None else lock.release,
+        )
+
+    # --- fork ----------------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """In a forked child: a new lock, no tick, no counter, no buffered words.
+
+        References: RFC 9562 §6.9.
+        """
+        self.lock = RLock()
+        self.timeline.reset()
+        self.tick, self.counter, self.prefix, self.last_value = None, 0, 0, -1
+        if self.core is None:
+            self.words = iter(())
+        else:
+            self.core.reset()  # RFC 9562 §6.9: the child never reuses the parent's random words
+            self.attach()
+
+
+def _as_uuid(value: int) -> UUID:
+    if not SLOT_PROTOCOL:  # see uuidkit._construct
+        return from_int_unchecked(value)
+    result = new_blank(UUID)
+    set_int(result, value)
+    set_is_safe(result, UNKNOWN_SAFETY)
+    return result
+
+
 def build(
     config: V7Settings,
     clock: Clock,
@@ -104,60 +346,13 @@ def build(
     sleep_ns: Sleep,
     monotonic_ns: Clock,
 ) -> tuple[Callable[[], UUID], Callable[[int, int], Any], Callable[[], None]]:
-    """The generator's three closures sharing one state (see :class:`V7Generator`).
+    """The generator's ``next``, ``generate`` and fork ``reset`` over one :class:`V7State`.
 
-    Every decision about time is :class:`Timeline`'s and every bit position is
-    :class:`V7Layout`'s; the closures only hold the state (in cells, the cheapest thing
-    CPython reads) and inline the common case: same tick, counter not exhausted.
-
-    With the compiled accelerator, a ``V7Core`` makes the common case in C and calls
-    ``slow`` for everything else: ``slow`` takes the lock, then the state from the core
-    (``take``: the core's busy flag is set, so its fast path stays out), runs the very same
-    ``uuid7`` closure, and gives the state back (``give``) before it releases the lock. The
-    core also serves the random words (``draw``) and the clock reading it took
-    (``read_clock``), so both paths consume the same words and readings in the same order.
+    ``next`` is ``uuid7``, a function of no arguments (on the pure path), or the compiled
+    ``V7Core`` carrying its name and docstring.
     """
-    layout = V7Layout(config)
-    timeline = _timeline(config, layout, clock, sleep_ns, monotonic_ns)
-    reading, overflow = timeline.reading, timeline.overflow
-    fraction_bits, counter_bits = layout.fraction_bits, layout.counter_bits
-    increment_mask, tail_bits, tail_mask = layout.increment_mask, layout.tail_bits, layout.tail_mask
-    wide_tail_mask = layout.wide_tail_mask
-    core = _compiled_core(config, layout, clock, random_bytes)
-    # Re-entrant so that generate() can hold it around a loop of uuid7(); it costs
-    # the same as a plain Lock on CPython 3.11 (measured: 79 vs 81 ns per acquire/release).
-    lock = RLock()
-    acquire, release = lock.acquire, lock.release
-    # No tick yet: None, which no clock reading equals, so the first value asks the timeline.
-    tick: int | None = None
-    counter, prefix, last_value = 0, 0, -1
-    words: Iterator[int] = iter(()) if core is None else iter(core.draw, None)
-    read_clock: Clock = clock if core is None else core.read_clock
-
-    def draw() -> int:
-        nonlocal words
-        if core is not None:
-            return int(core.draw())
-        word = next(words, None)
-        if word is None:
-            words = word_stream(random_bytes)
-            word = next(words)
-        return word
-
-    def moved(move: int) -> None:
-        """Follow a NEW or RESTART move of the timeline: new prefix, fresh counter."""
-        nonlocal tick, counter, prefix, last_value
-        tick = timeline.tick
-        prefix = layout.prefix(tick)
-        counter = layout.seed(draw)
-        if move == RESTART:
-            last_value = -1  # a documented step down: accept the lower value once
-
-    # Globals rebound as closure cells: a cell load is cheaper than a global lookup.
-    ns_per_ms, mid_shift, mask_62, same = NS_PER_MS, FRAME_MID_SHIFT, MASK_62, SAME
-    new, set_slot_int, set_slot_is_safe = new_blank, set_int, set_is_safe
-    unknown, uuid_class = UNKNOWN_SAFETY, UUID
-    by_slots, made = SLOT_PROTOCOL, from_int_unchecked  # see uuidkit._construct
+    state = V7State(config, clock, random_bytes, sleep_ns, monotonic_ns)
+    next_value = state.next_value
 
     def uuid7() -> UUID:
         """A new UUIDv7, greater than every earlier value of this generator.
@@ -167,132 +362,22 @@ def build(
 
         References: RFC 9562 §5.7, §6.2.
         """
-        # One function on purpose: each avoided call saves ~50 ns on the hot path, so the
-        # common case (same tick, counter not exhausted) is inlined and everything else is
-        # a call into the timeline or the layout.
-        nonlocal counter, last_value
-        acquire()
-        try:
-            now_tick = (read_clock() << fraction_bits) // ns_per_ms  # layout.ticks_of, inlined
-            try:
-                word = next(words)
-            except StopIteration:
-                word = draw()
-            move = same if now_tick == tick else reading(now_tick)
-            if move != same:
-                moved(move)
-            else:
-                # RFC 9562 §6.2 Method 2: the counter "MUST be incremented in the least
-                # significant position"; §6.1: an implementation "MUST NOT knowingly return
-                # duplicate values due to a counter rollover", hence the overflow check.
-                bumped = counter + (word & increment_mask) + 1
-                if bumped >> counter_bits:
-                    moved(overflow(now_tick))
-                else:
-                    counter = bumped
-            low = counter  # layout.value, inlined
-            if tail_bits:
-                low = (low << tail_bits) | (word & tail_mask)
-                if wide_tail_mask:
-                    low |= (draw() & wide_tail_mask) << 64
-            value = prefix | ((low >> 62) << mid_shift) | (low & mask_62)
-            # RFC 9562 §6.2 "Monotonic Error Checking": the new value must exceed the last.
-            if value <= last_value:
-                raise GeneratorError(f"monotonic check failed: {value:#034x} <= {last_value:#034x}")
-            last_value = value
-        finally:
-            release()
-        if not by_slots:
-            return made(value)
-        result = new(uuid_class)
-        set_slot_int(result, value)
-        set_slot_is_safe(result, unknown)
+        with state.lock:
+            value = next_value()
+        if not SLOT_PROTOCOL:  # see uuidkit._construct
+            return from_int_unchecked(value)
+        result = new_blank(UUID)
+        set_int(result, value)
+        set_is_safe(result, UNKNOWN_SAFETY)
         return result
-
-    def generate(count: int, kind: int) -> Any:
-        check_count(count)
-        acquire()
-        try:
-            taken = core is not None and take()
-            try:
-                block = one_block(count, kind) if count > 1 else None
-                if block is None:
-                    # The lock is re-entrant: the whole block is still one acquisition.
-                    values = [uuid7().int for _ in range(count)]
-            finally:
-                if taken:
-                    give()
-        finally:
-            release()
-        return as_kind(values, kind) if block is None else block
-
-    block_source = None if random_bytes is _system.OS_RANDOM else random_bytes
-
-    def one_block(count: int, kind: int) -> Any:
-        nonlocal counter, last_value
-        if config.counter is not V7Counter.RANDOM_INCREMENT:
-            return None
-        now_tick = layout.ticks_of(clock())
-        if now_tick != tick and (move := reading(now_tick)) != same:
-            moved(move)
-        block = bulk_block(
-            prefix, counter, counter_bits, config.increment_bits, count, block_source, kind
-        )
-        if block is None:
-            return None
-        values, first, last, counter = block
-        if first <= last_value:
-            raise GeneratorError(f"monotonic check failed: {first:#034x} <= {last_value:#034x}")
-        last_value = last
-        return values
-
-    def take() -> bool:
-        """Take the state from the C core (busy); False when this thread already holds it."""
-        nonlocal counter, last_value
-        taken = core.enter()
-        if taken is None:
-            return False
-        counter, last_value = taken
-        return True
-
-    def give() -> None:
-        core.leave(-1 if tick is None else tick, counter, prefix, last_value)
-
-    def slow() -> UUID:
-        """The C core's slow path: the pure ``uuid7`` on the core's state, under the lock."""
-        acquire()
-        try:
-            if not take():
-                return uuid7()
-            try:
-                return uuid7()
-            finally:
-                give()
-        finally:
-            release()
-
-    def attach() -> None:
-        locked = _core_takes_the_lock(clock)
-        core.attach(slow, acquire if locked else None, release if locked else None)
-
-    def reset() -> None:
-        nonlocal tick, counter, prefix, last_value, words, acquire, release
-        fresh = RLock()
-        acquire, release = fresh.acquire, fresh.release
-        timeline.reset()
-        tick, counter, prefix, last_value = None, 0, 0, -1
-        if core is None:
-            words = iter(())
-        else:
-            core.reset()  # RFC 9562 §6.9: the child never reuses the parent's random words
-            attach()
 
     # A bad call's TypeError names the public function, not build.<locals>.uuid7.
     uuid7.__qualname__ = "uuid7"
+    core = state.core
     if core is None:
-        return uuid7, generate, reset
-    attach()
+        return uuid7, state.generate, state.reset
+    state.attach()
     for name in ("__module__", "__name__", "__qualname__", "__doc__"):
         setattr(core, name, getattr(uuid7, name))
     core.__wrapped__ = uuid7
-    return core, generate, reset
+    return core, state.generate, state.reset

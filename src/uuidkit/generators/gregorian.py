@@ -30,11 +30,11 @@ from uuidkit.generators._policy import (
 )
 from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS, Timeline
 from uuidkit.generators.node import NODE_BITS, NodePolicy, resolve_node
-from uuidkit.timestamps import NS_PER_TICK
+from uuidkit.timestamps import NS_PER_MS, NS_PER_TICK
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
 if TYPE_CHECKING:
-    from typing import Final, TypeAlias
+    from typing import TypeAlias
 
     # Loaded on first use, see __getattr__.
     from uuidkit.generators._gregorian_config import V6_DEFAULT as V6_DEFAULT
@@ -44,8 +44,6 @@ if TYPE_CHECKING:
     GregorianSettings: TypeAlias = "GregorianConfig | _DefaultSettings"
 
 __all__ = ["GregorianConfig", "V1Generator", "V6Generator"]
-
-NS_PER_MS: Final = 1_000_000
 
 
 class _DefaultSettings:
@@ -93,9 +91,7 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | {"GregorianConfig", "V6_DEFAULT"})
 
 
-def _make_timeline(
-    config: GregorianSettings, clock: Clock, sleep_ns: Sleep, monotonic_ns: Clock
-) -> Timeline:
+def _make_timeline(config: GregorianSettings) -> Timeline:
     resolution = config.clock_resolution_ns
     return Timeline(
         overflow=config.overflow,
@@ -104,12 +100,6 @@ def _make_timeline(
         ahead_ticks=config.max_ahead_ms * NS_PER_MS // resolution,
         # RFC 9562 §5.1: the timestamp is 60 bits; checked per value by the engine.
         max_tick=(MASK_60 + 1) * NS_PER_TICK // resolution,
-        tick_ns=resolution,
-        ticks_of=lambda now_ns: now_ns // resolution,
-        clock=clock,
-        sleep_ns=sleep_ns,
-        monotonic_ns=monotonic_ns,
-        max_wait_ns=config.max_wait_ms * NS_PER_MS,
         unit=f"clock intervals of {resolution} ns",
         exhausted=f"timestamp: the {resolution // NS_PER_TICK} ticks of the clock interval "
         "are used",
@@ -173,7 +163,7 @@ class _GregorianGenerator:
         self._engine = GregorianEngine(
             settings,
             self._VERSION,
-            _make_timeline(settings, clock, sleep_ns, monotonic_ns),
+            _make_timeline(settings),
             (chosen_node, clock_seq, node_is_random),
             (clock, random_bytes, sleep_ns, monotonic_ns),
         )

@@ -36,18 +36,20 @@ from uuid import UUID
 
 from uuidkit import _system
 from uuidkit._construct import from_int_unchecked
-from uuidkit.errors import CounterOverflowError, GeneratorError, NodeUnavailableError
+from uuidkit.errors import GeneratorError, NodeUnavailableError
 from uuidkit.generators._policy import (
     Clock,
     ClockRegression,
+    ClockWait,
     CounterOverflow,
     RandomBytes,
     Sleep,
     check_count,
+    check_int,
     register_for_fork,
-    wait_for_clock,
     word_stream,
 )
+from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS, SAME, WAIT, Timeline
 from uuidkit.generators.gregorian import GregorianConfig, V1Generator, V6Generator
 from uuidkit.generators.nodesource import NodeEvent, NodeLease, NodeSource
 from uuidkit.nodelayouts import (
@@ -69,7 +71,6 @@ __all__ = [
 #: The v7-node counter is seeded below one guard bit (RFC 9562 §6.2 "Counter Rollover
 #: Guards"), so at least 2**25 values fit in every millisecond.
 _V7_SEED_BITS: Final = V7_NODE_COUNTER_BITS - 1
-_MAX_UNIX_TS_MS: Final = (1 << 48) - 1
 
 #: (id(source), version) -> the generator bound to it (guarantee 1 of the module docstring).
 _bound: dict[tuple[int, int], weakref.ref[_NodeBound]] = {}
@@ -265,10 +266,15 @@ class NodeBoundV6Generator(_GregorianNodeBound):
 
 
 class _CountingNodeBound(_NodeBound):
-    """v7-node and v8-node: a tick (ms or 1/4096 ms) and a counter under the lease lock."""
+    """v7-node and v8-node: a tick (ms or 1/4096 ms) and a counter under the lease lock.
+
+    Every decision about the tick is a :class:`~uuidkit.generators._timeline.Timeline`'s:
+    KEEP within ``max_ahead_ms`` and, since these layouts have no clock sequence to change,
+    never a restart below the earlier values (``may_restart=False``).
+    """
 
     _COUNTER_BITS = 0
-    _TICK_NS = NS_PER_MS
+    _FRACTION_BITS = 0
 
     def __init__(
         self,
@@ -276,18 +282,35 @@ class _CountingNodeBound(_NodeBound):
         *,
         overflow: CounterOverflow = CounterOverflow.ADVANCE,
         max_wait_ms: int = 100,
+        max_ahead_ms: int = DEFAULT_MAX_AHEAD_MS,
         clock: Clock = _system.system_clock_ns,
         random_bytes: RandomBytes = _system.random_bytes,
         sleep_ns: Sleep = _system.sleep_ns,
     ) -> None:
         if not isinstance(overflow, CounterOverflow):
             raise GeneratorError(f"overflow: expected a CounterOverflow, found {overflow!r}")
-        self._overflow = overflow
-        self._max_wait_ns = max_wait_ms * NS_PER_MS
+        check_int("max_ahead_ms", max_ahead_ms, 0, 1 << 40)
+        fraction_bits = self._FRACTION_BITS
+        self._timeline = Timeline(
+            overflow=overflow,
+            regression=ClockRegression.KEEP,
+            window_ticks=0,
+            ahead_ticks=max_ahead_ms << fraction_bits,
+            max_tick=(1 << (48 + fraction_bits)) - 1,
+            unit=f"ticks of 2**-{fraction_bits} ms",
+            exhausted=f"counter: all 2**{self._COUNTER_BITS} values of the tick are used",
+            may_restart=False,
+        )
+        self._wait = ClockWait(
+            clock,
+            sleep_ns,
+            _system.monotonic_ns,
+            self._ticks_of,
+            NS_PER_MS >> fraction_bits,
+            max_wait_ms * NS_PER_MS,
+        )
         self._random_bytes = random_bytes
-        self._sleep_ns = sleep_ns
         self._words: Iterator[int] = iter(())
-        self._tick = -1
         self._counter = 0
         super().__init__(source, clock)
 
@@ -310,48 +333,27 @@ class _CountingNodeBound(_NodeBound):
 
     def _advance(self, now_ns: int) -> tuple[int, int]:
         """(tick, counter) of the next value; both only ever grow together."""
+        timeline = self._timeline
         now_tick = self._ticks_of(now_ns)
-        if now_tick > self._tick:
-            # RFC 9562 §6.2: "If the current timestamp is greater than the previous
-            # timestamp, re-initialize the desired counter method to the new timestamp".
-            self._start(now_tick)
-        else:
-            # Same tick, or the clock went back (RFC 9562 §6.2 "MAY reuse the previous
-            # timestamp and increment the previous counter method"): count on.
+        same = timeline.has_tick and now_tick == timeline.tick
+        # Same tick, or the clock went back within the bound (RFC 9562 §6.2 "MAY reuse the
+        # previous timestamp and increment the previous counter method"): count on.
+        move = SAME if same else timeline.reading(now_tick)
+        if move == SAME:
             counter = self._counter + 1
             if counter >> self._COUNTER_BITS:
-                self._on_overflow()
+                # RFC 9562 §6.1: an implementation "MUST NOT knowingly return duplicate
+                # values due to a counter rollover".
+                move = timeline.overflow(now_tick)
+                if move == WAIT:
+                    move = timeline.reading(self._wait.until(timeline.wait_tick))
             else:
                 self._counter = counter
-        return self._tick, self._counter
-
-    def _start(self, tick: int) -> None:
-        if tick >> (48 + self._tick_fraction_bits()):
-            raise GeneratorError(f"unix_ts_ms: {tick} does not fit the 48-bit field")
-        self._tick, self._counter = tick, self._seed()
-
-    def _on_overflow(self) -> None:
-        # RFC 9562 §6.1: an implementation "MUST NOT knowingly return duplicate values due
-        # to a counter rollover".
-        if self._overflow is CounterOverflow.ADVANCE:
-            self._start(self._tick + 1)
-        elif self._overflow is CounterOverflow.WAIT:
-            step_ns = NS_PER_MS >> self._tick_fraction_bits()
-            now_ns = wait_for_clock(
-                self._clock,
-                self._sleep_ns,
-                _system.monotonic_ns,
-                self._ticks_of,
-                self._tick,
-                self._max_wait_ns,
-                step_ns,
-            )
-            self._start(self._ticks_of(now_ns))
-        else:
-            raise CounterOverflowError(
-                f"counter: all 2**{self._COUNTER_BITS} values of tick {self._tick} are used; "
-                "policy RAISE"
-            )
+        if move != SAME:
+            # RFC 9562 §6.2: "If the current timestamp is greater than the previous
+            # timestamp, re-initialize the desired counter method to the new timestamp".
+            self._counter = self._seed()
+        return timeline.tick, self._counter
 
     def _next_word(self) -> int:
         word = next(self._words, None)
@@ -366,10 +368,8 @@ class _CountingNodeBound(_NodeBound):
         self._words = iter(())
 
     def _ticks_of(self, now_ns: int) -> int:
-        raise NotImplementedError
-
-    def _tick_fraction_bits(self) -> int:
-        return 0
+        # RFC 9562 §6.2 Method 3: floor(fraction_of_ms * 2**F), exactly in integers.
+        return (now_ns << self._FRACTION_BITS) // NS_PER_MS
 
     def _seed(self) -> int:
         raise NotImplementedError
@@ -386,9 +386,14 @@ class NodeBoundV7Generator(_CountingNodeBound):
       random bits (one guard bit) at each new millisecond and counts +1 (RFC 9562 §6.2
       Method 1), so a node makes at least 2**25 values per millisecond before overflow.
     - **Reseeding**: a fresh random seed at each new millisecond.
-    - **Clock regression**: KEEP: the last millisecond is kept and the counter counts on.
-    - **Counter overflow**: ADVANCE (default) moves one millisecond ahead of the clock;
-      WAIT sleeps for the next millisecond (at most ``max_wait_ms``); RAISE raises.
+    - **Clock regression**: KEEP: the last millisecond is kept and the counter counts on,
+      while it is at most ``max_ahead_ms`` (default 10 s) ahead of the clock; further
+      behind, :class:`~uuidkit.ClockRegressionError` until the clock is back within the
+      bound (a node has no clock sequence to change: values below the earlier ones could
+      repeat one).
+    - **Counter overflow**: ADVANCE (default) moves one millisecond ahead of the clock
+      (at most ``max_ahead_ms``, then :class:`~uuidkit.CounterOverflowError`); WAIT sleeps
+      for the next millisecond (at most ``max_wait_ms``); RAISE raises.
     - **Node loss**, **Thread safety**, **Fork**: as :class:`NodeBoundV1Generator`.
 
     References: RFC 9562 §5.7, §6.2, §6.4, §6.10.
@@ -396,9 +401,6 @@ class NodeBoundV7Generator(_CountingNodeBound):
 
     _VERSION = 7
     _COUNTER_BITS = V7_NODE_COUNTER_BITS
-
-    def _ticks_of(self, now_ns: int) -> int:
-        return now_ns // NS_PER_MS
 
     def _seed(self) -> int:
         # RFC 9562 §6.2: "randomly initialize a portion of the counter", the leftmost bit
@@ -416,8 +418,8 @@ class NodeBoundV8Generator(_CountingNodeBound):
     - **Monotonic**: (unix_ts_ms, ms_fraction, counter) strictly increases; the counter
       restarts at 0 at each new fraction step (about 244 ns) and counts +1.
     - **Reseeding**: none: the structure is meant to be read, not guessed.
-    - **Clock regression**: KEEP. **Counter overflow**: ADVANCE (default) moves one
-      fraction step ahead; WAIT; RAISE.
+    - **Clock regression**: as :class:`NodeBoundV7Generator`. **Counter overflow**: ADVANCE
+      (default) moves one fraction step ahead, within ``max_ahead_ms``; WAIT; RAISE.
     - **Node loss**, **Thread safety**, **Fork**: as :class:`NodeBoundV1Generator`.
 
     References: RFC 9562 §5.8, §6.2 (Method 3), §6.4, §6.10.
@@ -425,13 +427,7 @@ class NodeBoundV8Generator(_CountingNodeBound):
 
     _VERSION = 8
     _COUNTER_BITS = V8_NODE_COUNTER_BITS
-
-    def _ticks_of(self, now_ns: int) -> int:
-        # RFC 9562 §6.2 Method 3: floor(fraction_of_ms * 4096), exactly in integers.
-        return (now_ns << V8_NODE_FRACTION_BITS) // NS_PER_MS
-
-    def _tick_fraction_bits(self) -> int:
-        return V8_NODE_FRACTION_BITS
+    _FRACTION_BITS = V8_NODE_FRACTION_BITS
 
     def _seed(self) -> int:
         return 0

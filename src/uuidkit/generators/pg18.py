@@ -65,6 +65,7 @@ from uuidkit.generators._policy import (
     register_for_fork,
 )
 from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS, RESTART, Timeline
+from uuidkit.timestamps import NS_PER_MS
 
 __all__ = [
     "PG18_MINIMAL_STEP_NS",
@@ -74,12 +75,11 @@ __all__ = [
     "uuid7_pg18",
 ]
 
-_NS_PER_MS: Final = 1_000_000
 #: PostgreSQL 18 ``SUBMS_BITS``: the sub-millisecond fraction fills all 12 bits of rand_a.
 PG18_SUBMS_BITS: Final = 12
 #: PostgreSQL 18 ``SUBMS_MINIMAL_STEP_NS`` on nanosecond-clock platforms: 10**6 // 4096 + 1.
-PG18_MINIMAL_STEP_NS: Final = _NS_PER_MS // (1 << PG18_SUBMS_BITS) + 1
-_MAX_NS: Final = (1 << 48) * _NS_PER_MS - 1
+PG18_MINIMAL_STEP_NS: Final = NS_PER_MS // (1 << PG18_SUBMS_BITS) + 1
+_MAX_NS: Final = (1 << 48) * NS_PER_MS - 1
 
 
 def pg18_fields(unix_ns: int) -> tuple[int, int]:
@@ -87,8 +87,8 @@ def pg18_fields(unix_ns: int) -> tuple[int, int]:
 
     References: RFC 9562 §6.2 Method 3; PostgreSQL 18 ``generate_uuidv7``.
     """
-    unix_ts_ms, sub_ms_ns = divmod(unix_ns, _NS_PER_MS)
-    return unix_ts_ms, (sub_ms_ns << PG18_SUBMS_BITS) // _NS_PER_MS
+    unix_ts_ms, sub_ms_ns = divmod(unix_ns, NS_PER_MS)
+    return unix_ts_ms, (sub_ms_ns << PG18_SUBMS_BITS) // NS_PER_MS
 
 
 def build_v7_pg18(unix_ns: int, rand_b: int) -> UUID:
@@ -144,14 +144,8 @@ class PG18V7Generator:
             overflow=CounterOverflow.ADVANCE,
             regression=ClockRegression.KEEP,
             window_ticks=0,
-            ahead_ticks=max_ahead_ms * _NS_PER_MS,
+            ahead_ticks=max_ahead_ms * NS_PER_MS,
             max_tick=_MAX_NS,
-            tick_ns=1,
-            ticks_of=int,
-            clock=clock,
-            sleep_ns=_system.sleep_ns,
-            monotonic_ns=_system.monotonic_ns,
-            max_wait_ns=0,
             unit="ns",
             exhausted=f"ns: the {PG18_MINIMAL_STEP_NS} ns step after the previous value",
             step=PG18_MINIMAL_STEP_NS,

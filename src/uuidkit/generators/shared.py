@@ -86,7 +86,7 @@ from uuidkit.generators._policy import (
     word_stream,
 )
 from uuidkit.generators._sharedbase import V7_COUNTER_BITS, SharedConfig, SharedGenerator
-from uuidkit.generators._timeline import RESTART, SAME
+from uuidkit.generators._timeline import RESTART, SAME, WAIT
 from uuidkit.generators.node import NodePolicy, resolve_node
 from uuidkit.generators.statefile import StoredState
 from uuidkit.layouts import v1_int, v6_int
@@ -288,8 +288,10 @@ class SharedV6Generator(SharedGenerator):
         elif move == SAME and now_tick <= self._unit and not self._RUNS_AHEAD:
             # v1 within one 100 ns tick: stall, never run ahead (RFC 4122 §4.2.1.2: "MUST
             # either return an error, or stall").
-            self._timeline.overflow(now_tick)
-            now_tick = self._timeline.tick
+            timeline = self._timeline
+            if timeline.overflow(now_tick) == WAIT:
+                timeline.reading(self._wait.until(timeline.wait_tick))
+            now_tick = timeline.tick
         tick = max(now_tick, self._unit + 1) if not restarted else now_tick
         if tick > self._window_end or self._range_end == 0:
             reserved = self._reserve(tick, now_ns)

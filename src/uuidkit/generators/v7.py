@@ -39,6 +39,7 @@ from uuidkit.generators._policy import (
 )
 from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS
 from uuidkit.generators._v7bulk import KIND_INTS, KIND_RECORDS, KIND_UUIDS
+from uuidkit.timestamps import NS_PER_MS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
 if TYPE_CHECKING:
@@ -55,7 +56,6 @@ __all__ = ["V7Config", "V7Counter", "V7Generator", "V7Layout"]
 RAND_BITS: Final = 74
 #: RFC 9562 §5.7: unix_ts_ms is 48 bits.
 UNIX_TS_MS_BITS: Final = 48
-NS_PER_MS: Final = 1_000_000
 _RAND_A_TOP_SHIFT: Final = FRAME_MID_SHIFT + 12
 _VERSION_7: Final = version_bits(7)
 
@@ -148,13 +148,12 @@ class V7Generator:
     - **Persistence**: none; the state lives in memory. For state that survives restarts
       and is shared between processes, see :class:`uuidkit.generators.SharedV7Generator`.
 
-    The state lives in closure cells rather than attributes: on CPython 3.11 this saves
-    about 100 ns per call on the pure-Python path. The closure inlines only the common
-    case; :class:`V7Layout` holds the bit plan and
-    :class:`~uuidkit.generators._timeline.Timeline` every decision about time. When the
+    The state and the steps that make a value live in a
+    :class:`~uuidkit.generators._v7build.V7State`; :class:`V7Layout` holds the bit plan
+    and :class:`~uuidkit.generators._timeline.Timeline` every decision about time. When the
     compiled accelerator is built, :attr:`next` is its ``V7Core``: the common case (same
     tick, counter not exhausted) in C, everything else (the first value of a tick, clock
-    regressions, overflows, every policy and error) the very same closure on the same
+    regressions, overflows, every policy and error) the very same steps on the same
     state, random words and clock readings, so both paths give identical values.
 
     References: RFC 9562 §5.7, §6.1, §6.2, §6.9.

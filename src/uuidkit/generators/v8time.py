@@ -23,6 +23,7 @@ from uuidkit.errors import GeneratorError, InvalidField
 from uuidkit.generators._policy import (
     Clock,
     ClockRegression,
+    ClockWait,
     CounterOverflow,
     RandomBytes,
     Sleep,
@@ -33,12 +34,12 @@ from uuidkit.generators._policy import (
     register_for_fork,
     word_stream,
 )
-from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS, RESTART, SAME, Timeline
+from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS, RESTART, SAME, WAIT, Timeline
 from uuidkit.legacy import DraftV8TimestampBits, build_draft_v8
+from uuidkit.timestamps import NS_PER_MS
 
 __all__ = ["DraftV8Config", "DraftV8Generator"]
 
-NS_PER_MS: Final = 1_000_000
 #: §4.5.2: clock sequence bits by timestamp width; §4.5.3: node bits.
 _SEQ_BITS: Final = {32: 12, 48: 12, 60: 8, 64: 8}
 _NODE_BITS: Final = {32: 62, 48: 62, 60: 54, 64: 54}
@@ -146,16 +147,18 @@ class DraftV8Generator:
             window_ticks=self.config.regression_window_ms * NS_PER_MS // tick_ns,
             ahead_ticks=self.config.max_ahead_ms * NS_PER_MS // tick_ns,
             max_tick=(1 << bits) - 1,
-            tick_ns=tick_ns * self._tick_step,
-            ticks_of=self._ticks_of,
-            clock=clock,
-            sleep_ns=sleep_ns,
-            monotonic_ns=monotonic_ns,
-            max_wait_ns=self.config.max_wait_ms * NS_PER_MS,
             unit=f"ticks of {tick_ns} ns",
             exhausted=f"seq: all {self._seq_limit} clock sequence values of the timestamp are "
             "used (draft §4.5.2: MUST NOT rollover)",
             step=self._tick_step,
+        )
+        self._wait = ClockWait(
+            clock,
+            sleep_ns,
+            monotonic_ns,
+            self._ticks_of,
+            tick_ns * self._tick_step,
+            self.config.max_wait_ms * NS_PER_MS,
         )
         register_for_fork(self)
 
@@ -215,6 +218,8 @@ class DraftV8Generator:
                 self._seq += 1
             else:
                 move = timeline.overflow(now_tick)
+                if move == WAIT:
+                    move = timeline.reading(self._wait.until(timeline.wait_tick))
         if move != SAME:
             # §4.5.2: "When the timestamp increments the clock sequence MUST be reset to zero."
             self._seq = 0
