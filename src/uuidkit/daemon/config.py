@@ -16,10 +16,10 @@ import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
-from uuidkit.errors import UUIDKitError
+from uuidkit._safefile import SafeFile
+from uuidkit.errors import StateFileError, UUIDKitError
 from uuidkit.uiap.constants import (
     UIAP_CLAIM_PERIOD_S,
     UIAP_CLAIM_PORT,
@@ -37,6 +37,8 @@ DEFAULT_STATE_DIR: Final = "/var/lib/uuidkit-uiapd"
 #: (``uuidkit.uiapd.client.MAX_REPLY_OCTETS``, 16 MiB) and their state file one the daemon
 #: reads back (``uuidkit.daemon.state.MAX_STATE_OCTETS``).
 MAX_CLAIMS_CEILING: Final = 10_000
+#: Largest configuration file read, in octets (a few dozen keys; anything larger is not one).
+MAX_CONFIG_OCTETS: Final = 256 * 1024
 
 
 class ConfigError(UUIDKitError):
@@ -198,6 +200,27 @@ def _coerce(key: str, value: Any) -> Any:
     return value
 
 
+def _read_config_file(path: str) -> str:
+    """The text of the configuration file, read by :mod:`uuidkit._safefile` (never blocking
+    on a FIFO, never through a symlink; refused if another user than this one or root owns
+    it or others may write it: it names the key file and the state directory)."""
+    config_file = SafeFile(
+        path, kind="configuration file", max_octets=MAX_CONFIG_OCTETS, root_may_own=True
+    )
+    try:
+        data = config_file.read()[0]
+    except FileNotFoundError as error:
+        raise ConfigError(f"cannot read {path}: {error.strerror}", "config") from None
+    except StateFileError as error:  # unsafe, oversized or unreadable
+        raise ConfigError(f"cannot use {error}", "config") from None
+    except OSError as error:
+        raise ConfigError(f"cannot read {path}: {error.strerror}", "config") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not UTF-8 text", "config") from None
+
+
 def load_config(path: str | None, overrides: Mapping[str, Any]) -> DaemonConfig:
     """The configuration of ``path`` (TOML, optional) with ``overrides`` (flags) on top.
 
@@ -208,10 +231,7 @@ def load_config(path: str | None, overrides: Mapping[str, Any]) -> DaemonConfig:
     settings: dict[str, Any] = {}
     if path:
         try:
-            with Path(path).open("rb") as file:
-                data = tomllib.load(file)
-        except OSError as error:
-            raise ConfigError(f"cannot read {path}: {error.strerror}", "config") from None
+            data = tomllib.loads(_read_config_file(path))
         except tomllib.TOMLDecodeError as error:
             raise ConfigError(f"{path} is not TOML: {error}", "config") from None
         for key, value in data.items():
