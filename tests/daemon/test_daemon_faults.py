@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -198,3 +199,45 @@ def test_every_file_the_daemon_start_reads_is_opened_without_blocking(tmp_path: 
     outcome = _within(WAIT_S, lambda: start(key_file=str(key)))
     _release_fifo(key)
     assert isinstance(outcome, ConfigError) and outcome.key == "key_file", outcome
+
+
+# ---------------------------------------------------------------------- clients that never read
+
+
+def test_a_client_that_never_reads_its_replies_is_dropped_and_frees_its_slot(
+    tmp_path: Path,
+) -> None:
+    """It sends requests and reads nothing: once a reply has waited ``send_timeout`` the
+    daemon drops it, so it cannot pin a connection slot (before, the reply's drain waited for
+    ever and no read timeout ran). Removing the deadline in APIServer._send makes the flood
+    below block until the test's deadline, and this test fail."""
+
+    async def main() -> None:
+        async with running(tmp_path, ["a"], send_timeout=0.5, max_clients=1) as (_, hosts):
+            loop = asyncio.get_running_loop()
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.setblocking(False)
+            await loop.sock_connect(sock, hosts["a"].socket)
+            requests = b"".join(b'{"id": %d, "method": "status"}\n' % n for n in range(100))
+
+            async def flood() -> int:
+                """Send requests until the daemon drops the connection; the batches sent."""
+                batches = 0
+                while True:
+                    try:
+                        await loop.sock_sendall(sock, requests)
+                    except (BrokenPipeError, ConnectionResetError):
+                        return batches
+                    batches += 1
+
+            try:
+                assert await asyncio.wait_for(flood(), WAIT_S) >= 1
+            finally:
+                sock.close()
+            # The one slot is free again, and the drop is counted.
+            async with hosts["a"].client() as client:
+                status = await client.status()
+            assert status["api"]["errors"].get("send-timeout") == 1
+
+    asyncio.run(main())

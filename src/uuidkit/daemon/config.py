@@ -96,6 +96,9 @@ class DaemonConfig:
     max_clients_per_uid: int = 256
     #: Seconds a client may take to finish a line it has started.
     request_timeout: float = 10.0
+    #: Seconds a reply may wait for a client to read it before the client is dropped (one
+    #: that sends requests but never reads would hold its connection slot for ever).
+    send_timeout: float = 10.0
     #: Octets of events that may wait for a watcher before it is disconnected.
     max_client_backlog: int = 1 << 20
     #: Most claims the daemon holds or makes at once, in claims (at most 10,000); more
@@ -147,6 +150,8 @@ class DaemonConfig:
             raise ConfigError(
                 f"expected at least 1 claim, got {self.max_claims_per_uid}", "max_claims_per_uid"
             )
+        if not math.isfinite(self.send_timeout) or self.send_timeout <= 0:
+            raise ConfigError(f"expected seconds > 0, got {self.send_timeout!r}", "send_timeout")
         if not math.isfinite(self.idle_timeout) or self.idle_timeout <= 0:
             raise ConfigError(f"expected seconds > 0, got {self.idle_timeout!r}", "idle_timeout")
         if self.max_client_backlog < 4096:
