@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
+import json
 import os
 import socket
 import subprocess
@@ -20,6 +22,7 @@ from typing import Any
 import pytest
 from daemon_site import DOMAIN, WAIT_S, Host, running
 
+from uuidkit._safefile import FileSystem
 from uuidkit.daemon.config import ConfigError, DaemonConfig, load_config
 from uuidkit.daemon.localsite import LocalSite
 from uuidkit.daemon.main import Daemon
@@ -239,5 +242,56 @@ def test_a_client_that_never_reads_its_replies_is_dropped_and_frees_its_slot(
             async with hosts["a"].client() as client:
                 status = await client.status()
             assert status["api"]["errors"].get("send-timeout") == 1
+
+    asyncio.run(main())
+
+
+# ---------------------------------------------------------------------- a full disk at restart
+
+
+class FullDisk(FileSystem):
+    """The state directory's disk is full: every write fails with ENOSPC (reads work)."""
+
+    def write(self, descriptor: int, data: memoryview) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_a_restart_on_a_full_disk_keeps_the_claims_state_json_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The daemon restarts while its disk is full: it reclaims the five claims state.json
+    holds, keeps all five although every write fails (the file already holds them), reports
+    the write pending, and writes them once the disk recovers. Before, it released all five.
+    Removing the restart case in ClaimService._succeeded makes this test fail."""
+    spaces = [UIDSpace.unique(bytes([0x40 + n])) for n in range(5)]
+
+    async def main() -> None:
+        async with running(tmp_path, ["a"]) as (_, hosts):
+            host = hosts["a"]
+            async with host.client() as client:
+                held = sorted([str((await client.claim(DOMAIN, s, 600)).claim) for s in spaces])
+            await host.stop()
+            state = host.directory / "state" / "state.json"
+            before = state.read_bytes()
+            monkeypatch.setattr("uuidkit.daemon.state.FileSystem", FullDisk)
+            daemon = await host.start()
+            assert daemon.service is not None
+            async with host.client() as client:
+                deadline = asyncio.get_running_loop().time() + WAIT_S
+                while any(r["result"] == "pending" for r in (await client.status())["restored"]):
+                    assert asyncio.get_running_loop().time() < deadline
+                    await asyncio.sleep(0.05)
+                status = await client.status()
+                assert sorted(r["result"] for r in status["restored"]) == ["granted"] * 5
+                assert status["state_write_pending"] is True
+                listed = await client.list_claims()
+                assert sorted(c["claim"] for c in listed) == held
+                assert {c["state"] for c in listed} == {"held"}
+                assert state.read_bytes() == before  # nothing written, nothing lost
+                # The disk recovers: the next write carries all five.
+                daemon.service.store.fs = FileSystem()
+                assert await daemon.service.writer.persisted() is None
+                saved = json.loads(state.read_text())["claims"]
+                assert sorted(c["id"] for c in saved) == held
 
     asyncio.run(main())

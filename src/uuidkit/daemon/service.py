@@ -343,9 +343,18 @@ class ClaimService:
 
         def durable(failure: OSError | None) -> None:
             # A grant is answered once it is on disk: a crash after the reply still
-            # reclaims it. One that cannot be written is no grant (see _withdraw).
-            if failure is not None:
-                self._withdraw(record, failure, how)
+            # reclaims it. One that cannot be written is no grant (see _withdraw), except
+            # a reclaim after a restart: state.json already holds that claim (it was read
+            # from it), so the failed write loses nothing a restart needs; the writer
+            # retries it until the disk takes it.
+            if failure is not None and how == "restart":
+                _log.warning(
+                    "claim %s reclaimed after the restart and kept: the state file already "
+                    "holds it (the write that failed is retried)",
+                    record.id,
+                )
+            elif failure is not None:
+                self._withdraw(record, failure)
                 return
             if how == "restart":
                 self.restored[record.id] = {"claim": record.id, "result": "granted"}
@@ -355,9 +364,9 @@ class ClaimService:
         self._save(then=durable)
         self._plan_renewal(record, event.expires)
 
-    def _withdraw(self, record: ClaimRecord, failure: OSError, how: str) -> None:
+    def _withdraw(self, record: ClaimRecord, failure: OSError) -> None:
         """The state write carrying a grant failed: the claim is released, whatever made the
-        grant (a claim, a reclaim, a renewal, a reclaim after a restart). Kept, it would be
+        grant (a claim, a reclaim, a renewal; not a reclaim after a restart). Kept, it would be
         defended now but forgotten by a restart, while its application believes it held;
         released, everyone is told: the request gets ``state-write-failed``, watchers a
         ``released`` event, and the next state write no longer holds it."""
@@ -368,8 +377,6 @@ class ClaimService:
             "the state directory can be written",
             ErrorCode.STATE_WRITE_FAILED,
         )
-        if how == "restart":
-            self.restored[record.id] = {"claim": record.id, "result": "state-write-failed"}
         if self.claims.get(record.id) is not record:
             return  # released meanwhile
         _log.error("claim %s released: its state write failed: %s", record.id, reason)
