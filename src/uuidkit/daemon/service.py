@@ -26,7 +26,7 @@ import math
 import secrets
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, Protocol
 
 from uuidkit.daemon.admission import (
@@ -43,6 +43,7 @@ from uuidkit.uiap.auth import Authenticator
 from uuidkit.uiap.domain import DomainID
 from uuidkit.uiap.engine_types import EngineConfig
 from uuidkit.uiap.events import (
+    ClaimDefended,
     ClaimExpired,
     ClaimFailed,
     ClaimLost,
@@ -188,6 +189,10 @@ class ClaimService:
             if record.state == "claiming" or record.params.release_on_disconnect:
                 self._resolve_error(record, "the daemon is stopping: claim abandoned")
                 self._forget(record)
+                if record.state != "claiming":
+                    # Before the node stops defending it: its application stops using it
+                    # now, not when the connection closes.
+                    self._broadcast("released", {"claim": record.id, "by": "stopping"})
             else:
                 self._resolve_error(record, "the daemon is stopping; the claim is kept")
         await self.writer.close()
@@ -322,6 +327,14 @@ class ClaimService:
                 self._forget(record)
                 self._broadcast("expired", {"claim": record.id})
                 self._save()
+        elif isinstance(event, ClaimDefended):
+            # Another device reclaimed a space held here: it held it too (after a merge:
+            # its holder's renewal). The deny makes its reclaim fail (§4.2.2.2); ours is
+            # re-verified once that reclaim has surely ended, so two reclaims never meet
+            # (both would fail). A plain claim attempt denied is no sign of a second holder.
+            record = self._by_handle.get(event.claim)
+            if record is not None and event.reclaim:
+                self._suspect(record, "attempted", delay=2 * reclaim_seconds(self.engine_config))
         elif isinstance(event, DeviceIDConflictSuspected):
             _log.warning("another device may share our device ID (UIAP §9): %s", event)
 
@@ -333,7 +346,10 @@ class ClaimService:
         }.get(record.state, "renewal")
         if how == "renewal" and record.waiters:
             how = "reclaim"  # an application re-verified a claim this daemon holds
+        elif how == "renewal" and record.verifying:
+            how = "verify"  # the daemon's own re-verification (a suspicion, a link up)
         record.state = "held"
+        record.verified, record.verifying = True, False
         record.outcome = {"claim": "granted", "renewal": "renewed"}.get(how, "reclaimed")
         record.expires = (
             None if event.expires is None else self.wall_clock() + (event.expires - loop.time())
@@ -393,6 +409,8 @@ class ClaimService:
         how = {"reclaiming": "restart", "renewing": "renewal"}.get(was, "reclaim")
         if how == "renewal" and record.waiters:
             how = "reclaim"
+        elif how == "renewal" and record.verifying:
+            how = "verify"
         if how == "restart":
             self.restored[record.id] = {**fields, "result": "collision"}
         _log.warning("collision on %s of claim %s: %s", how, record.id, event.reason.value)
@@ -476,7 +494,7 @@ class ClaimService:
         return ServiceStatus(
             device_id=self.node.device_id,
             interfaces=node_status.get("interfaces", []),
-            claims=dict(Counter(record.public_state for record in self.claims.values())),
+            claims=_claim_counts(self.claims.values()),
             counters=node_status,
             drops=node_drops(node_status) | auth.get("dropped", {}),
             events=dict(self.events_sent),
@@ -492,12 +510,73 @@ class ClaimService:
         return {"device_id": f"{self.node.device_id:016x}", "claims": claims}
 
     def _poll_interfaces(self) -> None:
-        """Report interfaces the node starts or stops using (checked every second)."""
+        """Follow the interfaces the node uses (checked every second), UIAP §4.4: a link
+        that comes up may join this site to another where the same spaces are held, so
+        every held claim is re-verified at once; a link that goes down leaves the claims
+        held but unverified (nothing on its far side can be denied any more) until a
+        re-verification succeeds."""
         current = tuple(self.node.interfaces)
-        for name in sorted(set(current) - set(self._interfaces)):
-            self._broadcast("interface-up", {"interface": name})
-        for name in sorted(set(self._interfaces) - set(current)):
-            self._broadcast("interface-down", {"interface": name})
+        gone = sorted(set(self._interfaces) - set(current))
+        came = sorted(set(current) - set(self._interfaces))
         self._interfaces = current
+        for name in gone:
+            self._broadcast("interface-down", {"interface": name})
+            for record in self._held():
+                record.verified = False
+                self._broadcast("unverified", self._fields(record) | {"reason": "interface-down"})
+        for name in came:
+            self._broadcast("interface-up", {"interface": name})
+        if came:
+            for record in self._held():
+                self._suspect(record, "interface-up")
         if not self._stopping:
             self._poller = asyncio.get_running_loop().call_later(1.0, self._poll_interfaces)
+
+    def _held(self) -> list[ClaimRecord]:
+        return [r for r in self.claims.values() if r.state in ("held", "renewing")]
+
+    def _suspect(self, record: ClaimRecord, reason: str, *, delay: float = 0.0) -> None:
+        """Another device may hold ``record``'s space too: say so to the watchers (its
+        application stops using the space now, before the verdict) and re-verify it with
+        a reclaim (UIAP §4.4) after ``delay`` seconds; its outcome ends the suspicion:
+        ``granted`` with ``how`` = ``verify``, or ``collision``. One verification per
+        claim at a time: one already pending, or a renewal running, is the verdict."""
+        if record.state not in ("held", "renewing") or self._stopping or record.verifying:
+            return
+        record.verified, record.verifying = False, True
+        self._broadcast("suspect", self._fields(record) | {"reason": reason})
+        if record.state == "renewing":
+            return  # the renewal running now re-verifies it
+        if delay > 0:
+            asyncio.get_running_loop().call_later(delay, self._reverify, record)
+        else:
+            self._reverify(record)
+
+    def _reverify(self, record: ClaimRecord) -> None:
+        if self.claims.get(record.id) is not record or self._stopping:
+            return  # released, lost or expired meanwhile
+        if record.state != "held" or not record.verifying:
+            return  # a renewal ran meanwhile and gave the verdict
+        lifetime = self._lifetime_left(record)
+        if lifetime is None:
+            return  # about to expire: nothing left to verify
+        record.state = "renewing"
+        self._run(record, lifetime, reclaim=True)
+
+    def _lifetime_left(self, record: ClaimRecord) -> int | None:
+        """The lifetime a reclaim of ``record`` announces: the full one for a renewed or
+        infinite claim, else what is left (UIAP §4.5.2: never longer than it will be
+        defended); None when less than a second is left."""
+        if record.params.renew or record.expires is None:
+            return record.params.lifetime
+        left = math.floor(record.expires - self.wall_clock())
+        return left if left >= 1 else None
+
+
+def _claim_counts(records: Collection[ClaimRecord]) -> dict[str, int]:
+    """Claims by public state, and ``unverified``: those held but not verified now."""
+    counts = Counter(record.public_state for record in records)
+    counts["unverified"] = sum(
+        1 for record in records if record.public_state == "held" and not record.verified
+    )
+    return dict(counts)
