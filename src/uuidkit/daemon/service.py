@@ -39,6 +39,7 @@ from uuidkit.daemon.config import MAX_CLAIMS_CEILING
 from uuidkit.daemon.record import ClaimRecord
 from uuidkit.daemon.state import AfterWrite, StateStore, StateWriter
 from uuidkit.daemon.status import ServiceStatus, auth_status, node_drops
+from uuidkit.daemon.verification import Verification
 from uuidkit.uiap.auth import Authenticator
 from uuidkit.uiap.domain import DomainID
 from uuidkit.uiap.engine_types import EngineConfig
@@ -96,7 +97,7 @@ class Node(Protocol):
     def interfaces(self) -> tuple[str, ...]: ...
 
 
-class ClaimService:
+class ClaimService(Verification):
     """Claims by ID over one node; see the module docstring.
 
     ``node_factory(on_event)`` makes the node; ``engine_config`` gives the timers used to
@@ -484,6 +485,10 @@ class ClaimService:
         self.writer.save(then)
 
     @property
+    def node_interfaces(self) -> tuple[str, ...]:
+        return tuple(self.node.interfaces)
+
+    @property
     def state_write_errors(self) -> int:
         return self.writer.errors
 
@@ -508,69 +513,6 @@ class ClaimService:
     def _snapshot(self) -> dict[str, Any]:
         claims = [record.saved_form() for record in self.claims.values() if record.persistent]
         return {"device_id": f"{self.node.device_id:016x}", "claims": claims}
-
-    def _poll_interfaces(self) -> None:
-        """Follow the interfaces the node uses (checked every second), UIAP §4.4: a link
-        that comes up may join this site to another where the same spaces are held, so
-        every held claim is re-verified at once; a link that goes down leaves the claims
-        held but unverified (nothing on its far side can be denied any more) until a
-        re-verification succeeds."""
-        current = tuple(self.node.interfaces)
-        gone = sorted(set(self._interfaces) - set(current))
-        came = sorted(set(current) - set(self._interfaces))
-        self._interfaces = current
-        for name in gone:
-            self._broadcast("interface-down", {"interface": name})
-            for record in self._held():
-                record.verified = False
-                self._broadcast("unverified", self._fields(record) | {"reason": "interface-down"})
-        for name in came:
-            self._broadcast("interface-up", {"interface": name})
-        if came:
-            for record in self._held():
-                self._suspect(record, "interface-up")
-        if not self._stopping:
-            self._poller = asyncio.get_running_loop().call_later(1.0, self._poll_interfaces)
-
-    def _held(self) -> list[ClaimRecord]:
-        return [r for r in self.claims.values() if r.state in ("held", "renewing")]
-
-    def _suspect(self, record: ClaimRecord, reason: str, *, delay: float = 0.0) -> None:
-        """Another device may hold ``record``'s space too: say so to the watchers (its
-        application stops using the space now, before the verdict) and re-verify it with
-        a reclaim (UIAP §4.4) after ``delay`` seconds; its outcome ends the suspicion:
-        ``granted`` with ``how`` = ``verify``, or ``collision``. One verification per
-        claim at a time: one already pending, or a renewal running, is the verdict."""
-        if record.state not in ("held", "renewing") or self._stopping or record.verifying:
-            return
-        record.verified, record.verifying = False, True
-        self._broadcast("suspect", self._fields(record) | {"reason": reason})
-        if record.state == "renewing":
-            return  # the renewal running now re-verifies it
-        if delay > 0:
-            asyncio.get_running_loop().call_later(delay, self._reverify, record)
-        else:
-            self._reverify(record)
-
-    def _reverify(self, record: ClaimRecord) -> None:
-        if self.claims.get(record.id) is not record or self._stopping:
-            return  # released, lost or expired meanwhile
-        if record.state != "held" or not record.verifying:
-            return  # a renewal ran meanwhile and gave the verdict
-        lifetime = self._lifetime_left(record)
-        if lifetime is None:
-            return  # about to expire: nothing left to verify
-        record.state = "renewing"
-        self._run(record, lifetime, reclaim=True)
-
-    def _lifetime_left(self, record: ClaimRecord) -> int | None:
-        """The lifetime a reclaim of ``record`` announces: the full one for a renewed or
-        infinite claim, else what is left (UIAP §4.5.2: never longer than it will be
-        defended); None when less than a second is left."""
-        if record.params.renew or record.expires is None:
-            return record.params.lifetime
-        left = math.floor(record.expires - self.wall_clock())
-        return left if left >= 1 else None
 
 
 def _claim_counts(records: Collection[ClaimRecord]) -> dict[str, int]:
