@@ -12,15 +12,18 @@ References: UIAP §2.1.2 (merges), §4.2.2.2, §4.4.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from daemon_site import DOMAIN, Host, next_event, running
 
 from uuidkit.daemon.admission import reclaim_seconds
 from uuidkit.daemon.service import ClaimService
-from uuidkit.uiap.events import ClaimDefended
+from uuidkit.daemon.status import DeviceIDConflicts
+from uuidkit.uiap.events import ClaimDefended, DeviceIDConflictSuspected
 from uuidkit.uiap.space import UIDSpace
 from uuidkit.uiapd.client import Event
 
@@ -172,3 +175,45 @@ def test_a_stop_tells_watchers_before_the_claims_lose_their_defense(tmp_path: Pa
             await client.close()
 
     asyncio.run(main())
+
+
+def test_a_device_id_conflict_found_at_run_time_is_reported(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two daemons started from copies of one state directory share a device ID. When one
+    floods a claim, the other receives a message with its own ID that it never sent (UIAP
+    §9): the engine applies the draft's remedy (a new random sequence number when the
+    other's is close), and the daemon reports it: a ``device-id-conflict`` event,
+    ``status.device_id_conflicts`` and a warning naming the likely cause."""
+    shared = '{"version": 1, "device_id": "0123456789abcdef", "claims": []}'
+    for name in ("a", "b"):
+        (tmp_path / name / "state").mkdir(parents=True, mode=0o700)
+        (tmp_path / name / "state" / "state.json").write_text(shared)
+
+    async def main() -> None:
+        async with running(tmp_path, ["a", "b"]) as (_, hosts):
+            events, _ = await _watching(hosts["b"])
+            async with hosts["a"].client() as client:
+                await client.claim(DOMAIN, X, 600)
+            event = await next_event(events, _named("device-id-conflict"), "a conflict")
+            assert event.fields["device_id"] == "0123456789abcdef"
+            assert event.fields["interface"] == "site0" and event.fields["source"] == "fe80::1"
+            async with hosts["b"].client() as client:
+                reported = (await client.status())["device_id_conflicts"]
+            assert reported["count"] >= 1 and reported["last"]["source"] == "fe80::1"
+
+    with caplog.at_level(logging.WARNING, logger="uuidkit.daemon"):
+        asyncio.run(main())
+    warnings = [r.getMessage() for r in caplog.records if "device ID" in r.getMessage()]
+    assert warnings and "0123456789abcdef" in warnings[0] and "state directory" in warnings[0]
+
+
+def test_device_id_conflict_warnings_are_rate_limited(caplog: pytest.LogCaptureFixture) -> None:
+    """A flood of them is one warning a minute, saying how many were left out."""
+    conflicts = DeviceIDConflicts(0x0123456789ABCDEF, log_every_s=60.0)
+    with caplog.at_level(logging.WARNING, logger="uuidkit.daemon"):
+        for second in (0.0, 1.0, 59.0, 60.0):
+            conflicts.record(DeviceIDConflictSuspected(5, "e0", "fe80::9", True), second, 0.0)
+    logged = [r.getMessage() for r in caplog.records]
+    assert len(logged) == 2 and "(2 more since the last warning)" in logged[1]
+    assert conflicts.summary()["count"] == 4 and conflicts.summary()["resequenced"] == 4

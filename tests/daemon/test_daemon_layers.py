@@ -44,6 +44,7 @@ STATUS_KEYS = {
     "state_write_pending",
     "state_write_last_error",
     "restored",
+    "device_id_conflicts",
     "auth",
 }
 

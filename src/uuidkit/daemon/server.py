@@ -403,6 +403,7 @@ class APIServer:
             "state_write_last_error": snapshot.state_write_last_error,
             "restored": snapshot.restored,
             "auth": snapshot.auth,
+            "device_id_conflicts": snapshot.device_id_conflicts,
         }
 
     def _watcher(self, client: _Client) -> Any:

@@ -38,7 +38,7 @@ from uuidkit.daemon.admission import (
 from uuidkit.daemon.config import MAX_CLAIMS_CEILING
 from uuidkit.daemon.record import ClaimRecord
 from uuidkit.daemon.state import AfterWrite, StateStore, StateWriter
-from uuidkit.daemon.status import ServiceStatus, auth_status, node_drops
+from uuidkit.daemon.status import DeviceIDConflicts, ServiceStatus, auth_status, node_drops
 from uuidkit.daemon.verification import Verification
 from uuidkit.uiap.auth import Authenticator
 from uuidkit.uiap.domain import DomainID
@@ -138,6 +138,8 @@ class ClaimService(Verification):
         self._poller: asyncio.TimerHandle | None = None
         self._stopping = False
         self.writer = StateWriter(store, self._snapshot)
+        #: Device-ID conflicts suspected at run time (UIAP §9), counted and logged.
+        self.device_id_conflicts = DeviceIDConflicts(self.node.device_id)
         self.authenticator = authenticator
 
     # ------------------------------------------------------------------ life cycle
@@ -337,7 +339,9 @@ class ClaimService(Verification):
             if record is not None and event.reclaim:
                 self._suspect(record, "attempted", delay=2 * reclaim_seconds(self.engine_config))
         elif isinstance(event, DeviceIDConflictSuspected):
-            _log.warning("another device may share our device ID (UIAP §9): %s", event)
+            loop = asyncio.get_running_loop()
+            fields = self.device_id_conflicts.record(event, loop.time(), self.wall_clock())
+            self._broadcast("device-id-conflict", fields)
 
     def _succeeded(self, record: ClaimRecord, event: ClaimSucceeded) -> None:
         loop = asyncio.get_running_loop()
@@ -508,6 +512,7 @@ class ClaimService(Verification):
             state_write_last_error=self.writer.last_error,
             restored=list(self.restored.values()),
             auth=auth,
+            device_id_conflicts=self.device_id_conflicts.summary(),
         )
 
     def _snapshot(self) -> dict[str, Any]:
