@@ -155,3 +155,34 @@ def test_ipv4_with_unprivileged_ports(network: Network, tmp_path: Path) -> None:
     finally:
         for process in processes.values():
             process.close()
+
+
+def test_a_link_down_then_up_reverifies_every_held_claim(network: Network, tmp_path: Path) -> None:
+    """a's own link goes down: its claim stays held, reported unverified. Meanwhile b is
+    granted the same space (nobody could deny it). The link comes back: a re-verifies at
+    once (a reclaim, UIAP §4.4), announced by ``suspect``, and b's deny ends a's claim with
+    ``collision`` (how ``verify``): one holder again, without waiting for a renewal."""
+    space = UIDSpace.unique(b"\x31")
+    with daemons(network, tmp_path, ["a", "b"]) as hosts, hosts["a"].client() as a:
+        events = a.watch()
+        mine = a.claim(DOMAIN, space, 600)
+        assert mine.granted
+
+        def next_for_mine(name: str) -> dict[str, object]:
+            for event in events:
+                if event.name == name and event.fields.get("claim") == mine.claim:
+                    return dict(event.fields)
+            raise AssertionError(f"the watch ended before {name}")
+
+        network.set_link("a", "e0", up=False)
+        assert next_for_mine("unverified")["reason"] == "interface-down"
+        [held] = a.list_claims()
+        assert (held["state"], held["verified"]) == ("held", False)
+        assert a.status()["claims"] == {"held": 1, "unverified": 1}
+        with hosts["b"].client() as b:
+            assert b.claim(DOMAIN, space, 600).granted  # two holders now (UIAP §2.1.2)
+        network.set_link("a", "e0", up=True)
+        assert next_for_mine("suspect")["reason"] == "interface-up"
+        assert next_for_mine("collision")["how"] == "verify"
+        assert a.list_claims() == []
+        events.close()
