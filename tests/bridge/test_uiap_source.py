@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from uuid import UUID
@@ -197,6 +198,33 @@ def test_a_suspicion_ending_in_collision_switches_node(daemon: FakeDaemon) -> No
         waiting.join(WAIT_S)
         assert recorder.wait(NodeEventKind.LOST).reason == "collision on verify"
         assert len(made) == 1 and node_of(made[0]) != node
+
+
+def test_closing_the_source_ends_a_wait_for_a_verdict(daemon: FakeDaemon) -> None:
+    source = UIAPNodeSource(daemon.path)
+    recorder = Recorder(source)
+    source.current()
+    daemon.send_event("suspect", {"claim": source.claim_id, "reason": "attempted"})
+    recorder.wait(NodeEventKind.SUSPENDED)
+    outcome: list[BaseException] = []
+
+    def wait_for_a_node() -> None:
+        try:
+            source.current()
+        except NodeUnavailableError as error:
+            outcome.append(error)
+
+    waiting = threading.Thread(target=wait_for_a_node)
+    waiting.start()
+    deadline = time.monotonic() + WAIT_S
+    while not source._verdict._waiters:  # type: ignore[attr-defined]  # it waits now
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+    source.close()
+    waiting.join(WAIT_S)
+    assert not waiting.is_alive() and len(outcome) == 1
+    assert getattr(outcome[0], "reason", None) == "source closed"
+    assert len(daemon.claim_methods()) == 1  # and nothing claimed after the close
 
 
 def test_the_watcher_never_waits_on_the_daemon(daemon: FakeDaemon) -> None:

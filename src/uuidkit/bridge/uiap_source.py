@@ -298,6 +298,7 @@ class UIAPNodeSource:
             claim, client, stream = self._claim_id, self._client, self._stream
             self._lease = self._claim_id = self._client = self._stream = None
             self._lost_reason = "source closed"
+            self._end_suspicion()  # a value waiting for a verdict gets "closed" at once
         if client is not None:
             if claim is not None:
                 try:
@@ -336,6 +337,8 @@ class UIAPNodeSource:
         if self._closed:
             raise NodeUnavailableError("node source: closed", "source closed")
         self._await_verdict()
+        if self._closed:
+            raise NodeUnavailableError("node source: closed", "source closed")
         lease = self._lease
         if lease is not None:
             if self._clock() < lease.expires_ns:
