@@ -186,3 +186,27 @@ def test_a_link_down_then_up_reverifies_every_held_claim(network: Network, tmp_p
         assert next_for_mine("collision")["how"] == "verify"
         assert a.list_claims() == []
         events.close()
+
+
+def test_a_second_daemon_on_one_state_directory_refuses_to_start(
+    network: Network, tmp_path: Path
+) -> None:
+    """Two namespaces on one link, one state directory: the second daemon would share the
+    first one's device ID and erase its claims with its writes. It stops at once, one line
+    naming the directory, and the first one's claim stays on disk."""
+    with daemons(network, tmp_path, ["a", "b"]) as hosts, hosts["a"].client() as a:
+        hosts["b"].kill()
+        state_dir = str(hosts["a"].directory / "state")
+        second = DaemonProcess(network, "b", tmp_path / "second", "--state-dir", state_dir)
+        try:
+            with pytest.raises(RuntimeError, match="never ready") as refused:
+                second.start()
+            assert second.process is not None and second.process.returncode == 2
+            message = str(refused.value).split("never ready: ", 1)[1]
+            assert message.count("\n") == 1 and "in use by another running daemon" in message
+        finally:
+            second.close()
+        granted = a.claim(DOMAIN, UIDSpace.unique(b"\x32"), 600)
+        assert granted.granted
+        state = (hosts["a"].directory / "state" / "state.json").read_text()
+        assert str(granted.claim) in state
