@@ -96,6 +96,40 @@ def test_a_link_down_leaves_claims_held_but_unverified_and_up_reverifies_them(
     asyncio.run(main())
 
 
+def test_a_link_up_during_a_renewal_is_verified_by_another_reclaim(tmp_path: Path) -> None:
+    """A renewal's reclaim that went out before a link came up proves nothing about that
+    link: once it ends, another reclaim follows at once, and the watchers hear ``suspect``
+    and only the second one's verdict (how ``verify``), never a ``granted`` that would let
+    the application resume early. Removing ``recheck`` makes one reclaim the verdict, and
+    this test fail."""
+
+    async def main() -> None:
+        async with running(tmp_path, ["a"]) as (_, hosts):
+            client = hosts["a"].client()
+            held = await client.claim(DOMAIN, X, 600, renew=True)
+            events, service = await _watching(hosts["a"])
+            record = service.claims[str(held.claim)]
+            reclaims = 0
+            claim = service.node.claim
+
+            def counting_claim(*args: Any, **kwargs: Any) -> int:
+                nonlocal reclaims
+                reclaims += bool(kwargs.get("reclaim"))
+                return claim(*args, **kwargs)
+
+            service.node.claim = counting_claim  # type: ignore[method-assign]
+            service._renew(record)  # a renewal is running ...
+            assert record.state == "renewing"
+            service._suspect(record, "interface-up")  # ... when a link comes up
+            await next_event(events, _named("suspect", held.claim), "suspect")
+            verdict = await next_event(events, _named("granted", held.claim), "verdict")
+            assert verdict.fields["how"] == "verify"
+            assert reclaims == 2 and record.verified
+            await client.close()
+
+    asyncio.run(main())
+
+
 def test_a_merge_through_a_link_coming_up_leaves_exactly_one_holder(tmp_path: Path) -> None:
     """While a's link is down, b is granted the space a holds (nobody could deny it). When
     the link comes back, a re-verifies at once; b defends, so a gets ``collision`` (how

@@ -44,6 +44,9 @@ class ClaimRecord:
     verified: bool = True
     #: A re-verification of this claim is running (its result is reported with how=verify).
     verifying: bool = False
+    #: The reclaim running now began before an interface came up: its success proves
+    #: nothing about the new link, so another re-verification follows it.
+    recheck: bool = False
 
     @property
     def persistent(self) -> bool:

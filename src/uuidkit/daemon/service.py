@@ -353,8 +353,12 @@ class ClaimService(Verification):
             how = "reclaim"  # an application re-verified a claim this daemon holds
         elif how == "renewal" and record.verifying:
             how = "verify"  # the daemon's own re-verification (a suspicion, a link up)
+        # A run that began before a link came up proves nothing about that link: another
+        # follows at once, and the watchers hear only its verdict.
+        recheck, record.recheck = record.recheck, False
         record.state = "held"
-        record.verified, record.verifying = True, False
+        if not recheck:
+            record.verified, record.verifying = True, False
         record.outcome = {"claim": "granted", "renewal": "renewed"}.get(how, "reclaimed")
         record.expires = (
             None if event.expires is None else self.wall_clock() + (event.expires - loop.time())
@@ -380,10 +384,13 @@ class ClaimService(Verification):
             if how == "restart":
                 self.restored[record.id] = {"claim": record.id, "result": "granted"}
             self._resolve(record, result)
-            self._broadcast("granted", fields)
+            if not recheck:
+                self._broadcast("granted", fields)
 
         self._save(then=durable)
         self._plan_renewal(record, event.expires)
+        if recheck:
+            self._reverify(record)
 
     def _withdraw(self, record: ClaimRecord, failure: OSError) -> None:
         """The state write carrying a grant failed: the claim is released, whatever made the
@@ -446,6 +453,8 @@ class ClaimService(Verification):
         # Choice: renew halfway through the lifetime, and never later than three reclaim
         # durations before its end, so a lost first attempt still leaves time.
         margin = max(record.params.lifetime / 2, 3 * reclaim_seconds(self.engine_config))
+        if record.renewal is not None:
+            record.renewal.cancel()  # planned by an earlier grant (a re-verification since)
         record.renewal = loop.call_at(engine_expires - margin, self._renew, record)
 
     def _renew(self, record: ClaimRecord) -> None:

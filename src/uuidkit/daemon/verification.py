@@ -81,8 +81,14 @@ class Verification:
         application stops using the space now, before the verdict) and re-verify it with
         a reclaim (UIAP §4.4) after ``delay`` seconds; its outcome ends the suspicion:
         ``granted`` with ``how`` = ``verify``, or ``collision``. One verification per
-        claim at a time: one already pending, or a renewal running, is the verdict."""
-        if record.state not in ("held", "renewing") or self._stopping or record.verifying:
+        claim at a time: one already pending, or a renewal running, is the verdict, except
+        after a link came up: a reclaim that went out before cannot speak for it, so
+        another follows it (``recheck``)."""
+        if record.state not in ("held", "renewing") or self._stopping:
+            return
+        if record.state == "renewing" and reason == "interface-up":
+            record.recheck = True  # the reclaim running now went out before this link was up
+        if record.verifying:
             return
         record.verified, record.verifying = False, True
         self._broadcast("suspect", self._fields(record) | {"reason": reason})
