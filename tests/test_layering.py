@@ -47,7 +47,13 @@ class Layer:
 
 
 LAYERS: tuple[Layer, ...] = (
-    Layer("errors", "the one error hierarchy", ("errors.py",), (), CLOCK_AND_ENTROPY),
+    Layer(
+        "errors",
+        "the one error hierarchy; CPython's private names, each with its public fallback",
+        ("errors.py", "_stdlib.py"),
+        (),
+        CLOCK_AND_ENTROPY,
+    ),
     Layer("system", "the one reader of the system clock and entropy", ("_system.py",), ("errors",)),
     Layer(
         "safe files",

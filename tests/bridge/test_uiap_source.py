@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from uuid import UUID
@@ -159,17 +160,85 @@ def test_denied_nodes_are_replaced_then_given_up(daemon: FakeDaemon) -> None:
         source.current()
 
 
-def test_interface_up_reverifies_and_finds_a_collision(daemon: FakeDaemon) -> None:
-    with UIAPNodeSource(daemon.path) as source:
+def test_a_suspected_conflict_stops_the_node_until_the_verdict(daemon: FakeDaemon) -> None:
+    """``suspect`` from the daemon: the generator stops using the node at once (before the
+    verdict), and the source hands it out again only after ``granted`` (how ``verify``).
+    Without a verdict the source gives up after its timeout, never using the node."""
+    with UIAPNodeSource(daemon.path, timeout_s=0.5) as source:
+        generator = node_bound_generator(7, source)
         recorder = Recorder(source)
-        node = source.current().node
-        daemon.collide_on_reclaim.add(f"{node:012x}")
+        node = node_of(generator())
+        claim = source.claim_id
+        daemon.send_event("suspect", {"claim": claim, "reason": "interface-up"})
+        suspended = recorder.wait(NodeEventKind.SUSPENDED)
+        assert (suspended.node, suspended.reason) == (node, "conflict suspected: interface-up")
+        with pytest.raises(NodeUnavailableError, match="suspended") as error:
+            generator()
+        assert error.value.reason == "conflict suspected"
+        daemon.send_event("granted", {"claim": claim, "how": "verify", "expires": None})
+        recorder.wait(NodeEventKind.RENEWED)
+        assert node_of(generator()) == node and source.claim_id == claim
+        assert len(daemon.claim_methods()) == 1  # the daemon verified; the bridge asked nothing
+
+
+def test_a_suspicion_ending_in_collision_switches_node(daemon: FakeDaemon) -> None:
+    """A value asked for during the suspicion waits for the verdict, then carries a new
+    node (policy RECLAIM), never the suspected one."""
+    with UIAPNodeSource(daemon.path) as source:
+        generator = node_bound_generator(7, source)
+        recorder = Recorder(source)
+        node = node_of(generator())
+        claim = source.claim_id
+        daemon.send_event("suspect", {"claim": claim, "reason": "attempted"})
+        recorder.wait(NodeEventKind.SUSPENDED)
+        made: list[UUID] = []
+        waiting = threading.Thread(target=lambda: made.append(generator()))
+        waiting.start()
+        daemon.send_event("collision", {"claim": claim, "how": "verify", "reason": "denied"})
+        waiting.join(WAIT_S)
+        assert recorder.wait(NodeEventKind.LOST).reason == "collision on verify"
+        assert len(made) == 1 and node_of(made[0]) != node
+
+
+def test_closing_the_source_ends_a_wait_for_a_verdict(daemon: FakeDaemon) -> None:
+    source = UIAPNodeSource(daemon.path)
+    recorder = Recorder(source)
+    source.current()
+    daemon.send_event("suspect", {"claim": source.claim_id, "reason": "attempted"})
+    recorder.wait(NodeEventKind.SUSPENDED)
+    outcome: list[BaseException] = []
+
+    def wait_for_a_node() -> None:
+        try:
+            source.current()
+        except NodeUnavailableError as error:
+            outcome.append(error)
+
+    waiting = threading.Thread(target=wait_for_a_node)
+    waiting.start()
+    deadline = time.monotonic() + WAIT_S
+    while not source._verdict._waiters:  # type: ignore[attr-defined]  # it waits now
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+    source.close()
+    waiting.join(WAIT_S)
+    assert not waiting.is_alive() and len(outcome) == 1
+    assert getattr(outcome[0], "reason", None) == "source closed"
+    assert len(daemon.claim_methods()) == 1  # and nothing claimed after the close
+
+
+def test_the_watcher_never_waits_on_the_daemon(daemon: FakeDaemon) -> None:
+    """The watcher thread only reads the stream: an ``interface-up`` makes no request (the
+    daemon re-verifies by itself), so the stream's end, the one signal of a dead daemon,
+    is seen at once. The lease cannot end on its own here (a frozen clock): only the end
+    of the stream can stop the node."""
+    with UIAPNodeSource(daemon.path, clock=lambda: 1_000 * 10**9) as source:
+        recorder = Recorder(source)
+        source.current()
         daemon.send_event("interface-up", {"interface": "eth0"})
-        lost = recorder.wait(NodeEventKind.LOST)
-        assert "collision" in lost.reason
-        reclaims = [r for r in daemon.claim_methods() if r["params"].get("reclaim")]
-        assert [r["params"]["uid"] for r in reclaims] == [f"{node:012x}"]
-        assert source.current().node != node
+        daemon.stop()
+        assert recorder.wait(NodeEventKind.LOST).reason == "daemon connection lost"
+        assert len(daemon.claim_methods()) == 1
 
 
 def test_bad_settings_are_named(daemon: FakeDaemon) -> None:

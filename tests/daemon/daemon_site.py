@@ -97,6 +97,7 @@ class Host:
                 record.renewal.cancel()
         service.writer._closed = True  # a killed process retries no write
         service.writer._wake.set()
+        service.store.close()  # the kernel drops a killed process's flock
         node = service.node
         node.running = False  # type: ignore[attr-defined]
         if node._timer is not None:  # type: ignore[attr-defined]

@@ -44,6 +44,7 @@ STATUS_KEYS = {
     "state_write_pending",
     "state_write_last_error",
     "restored",
+    "device_id_conflicts",
     "auth",
 }
 
@@ -104,7 +105,7 @@ def test_the_status_reply_keeps_its_documented_keys(tmp_path: Path) -> None:
             await hosts["a"].client().claim(DOMAIN, SPACE, 60)
             status = await hosts["a"].client().status()
             assert set(status) == STATUS_KEYS
-            assert status["claims"] == {"held": 1}
+            assert status["claims"] == {"held": 1, "unverified": 0}
 
     asyncio.run(main())
 

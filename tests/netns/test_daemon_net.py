@@ -50,7 +50,8 @@ def test_three_hosts_through_the_command_line(network: Network, tmp_path: Path) 
         ]
         _, about = hosts["a"].cli_json("status")
         assert [i["name"] for i in about["interfaces"] if i["participating"]] == ["e0"]
-        assert about["counters"]["engine"]["denied"] >= 1 and about["claims"] == {"held": 1}
+        assert about["counters"]["engine"]["denied"] >= 1
+        assert about["claims"] == {"held": 1, "unverified": 0}
         # Release ends the defense.
         assert hosts["a"].cli("release", granted["claim"]).returncode == 0
         assert hosts["b"].cli("claim", "--domain", DOMAIN, "--uid", "2a").returncode == 0
@@ -154,3 +155,58 @@ def test_ipv4_with_unprivileged_ports(network: Network, tmp_path: Path) -> None:
     finally:
         for process in processes.values():
             process.close()
+
+
+def test_a_link_down_then_up_reverifies_every_held_claim(network: Network, tmp_path: Path) -> None:
+    """a's own link goes down: its claim stays held, reported unverified. Meanwhile b is
+    granted the same space (nobody could deny it). The link comes back: a re-verifies at
+    once (a reclaim, UIAP §4.4), announced by ``suspect``, and b's deny ends a's claim with
+    ``collision`` (how ``verify``): one holder again, without waiting for a renewal."""
+    space = UIDSpace.unique(b"\x31")
+    with daemons(network, tmp_path, ["a", "b"]) as hosts, hosts["a"].client() as a:
+        events = a.watch()
+        mine = a.claim(DOMAIN, space, 600)
+        assert mine.granted
+
+        def next_for_mine(name: str) -> dict[str, object]:
+            for event in events:
+                if event.name == name and event.fields.get("claim") == mine.claim:
+                    return dict(event.fields)
+            raise AssertionError(f"the watch ended before {name}")
+
+        network.set_link("a", "e0", up=False)
+        assert next_for_mine("unverified")["reason"] == "interface-down"
+        [held] = a.list_claims()
+        assert (held["state"], held["verified"]) == ("held", False)
+        assert a.status()["claims"] == {"held": 1, "unverified": 1}
+        with hosts["b"].client() as b:
+            assert b.claim(DOMAIN, space, 600).granted  # two holders now (UIAP §2.1.2)
+        network.set_link("a", "e0", up=True)
+        assert next_for_mine("suspect")["reason"] == "interface-up"
+        assert next_for_mine("collision")["how"] == "verify"
+        assert a.list_claims() == []
+        events.close()
+
+
+def test_a_second_daemon_on_one_state_directory_refuses_to_start(
+    network: Network, tmp_path: Path
+) -> None:
+    """Two namespaces on one link, one state directory: the second daemon would share the
+    first one's device ID and erase its claims with its writes. It stops at once, one line
+    naming the directory, and the first one's claim stays on disk."""
+    with daemons(network, tmp_path, ["a", "b"]) as hosts, hosts["a"].client() as a:
+        hosts["b"].kill()
+        state_dir = str(hosts["a"].directory / "state")
+        second = DaemonProcess(network, "b", tmp_path / "second", "--state-dir", state_dir)
+        try:
+            with pytest.raises(RuntimeError, match="never ready") as refused:
+                second.start()
+            assert second.process is not None and second.process.returncode == 2
+            message = str(refused.value).split("never ready: ", 1)[1]
+            assert message.count("\n") == 1 and "in use by another running daemon" in message
+        finally:
+            second.close()
+        granted = a.claim(DOMAIN, UIDSpace.unique(b"\x32"), 600)
+        assert granted.granted
+        state = (hosts["a"].directory / "state" / "state.json").read_text()
+        assert str(granted.claim) in state

@@ -8,12 +8,16 @@ daemon's event stream:
 
 - ``collision`` for our claim (a renewal or re-verification was denied: another device on a
   merged site holds the node, UIAP §2.1.2), ``expired`` or ``released``: the node is lost;
-- ``granted`` with ``how`` = ``renewal``: the lease is extended to the new expiry;
-- ``interface-up``: a link came up, perhaps merging two sites; the claim is re-verified at
-  once (a reclaim, UIAP §4.4) instead of waiting for the next renewal;
-- the stream ending (the daemon stopped or crashed): the node is lost, because nobody
-  defends it any more (UIAP §2.1.2: "If a UIAP device goes down, its claims will not be
-  defended").
+- ``suspect`` for our claim: the daemon suspects another device holds the node too (a link
+  came up, perhaps merging two sites, or it denied another holder's reclaim) and is
+  re-verifying it (UIAP §4.4). The node is SUSPENDED at once, before the verdict: the
+  generators drop it and :meth:`UIAPNodeSource.current` waits for the verdict;
+- ``granted`` for our claim (``how`` = ``renewal`` or ``verify``): the lease is extended to
+  the new expiry, and a suspended node is used again (RENEWED);
+- the stream ending (the daemon stopped or crashed): the node is lost at once, because
+  nobody defends it any more (UIAP §2.1.2: "If a UIAP device goes down, its claims will not
+  be defended"). The watcher thread only reads the stream and never waits on the daemon
+  otherwise, so the end is seen as soon as the kernel reports it.
 
 A lost node is reported to the generators at once (a LOST event: they drop it before their
 next value). What happens next is the policy (:class:`OnNodeLoss`): claim a new random node
@@ -207,6 +211,10 @@ class UIAPNodeSource:
 
     def _reset_state(self) -> None:
         self._lock = threading.RLock()
+        #: Notified when a suspicion ends (the verdict came, or the node was lost).
+        self._verdict = threading.Condition(self._lock)
+        #: Why the node is suspended (a conflict suspected), or None.
+        self._suspicion: str | None = None
         self._lease: NodeLease | None = None
         self._claim_id: str | None = None
         self._client: Client | None = None
@@ -290,6 +298,7 @@ class UIAPNodeSource:
             claim, client, stream = self._claim_id, self._client, self._stream
             self._lease = self._claim_id = self._client = self._stream = None
             self._lost_reason = "source closed"
+            self._end_suspicion()  # a value waiting for a verdict gets "closed" at once
         if client is not None:
             if claim is not None:
                 try:
@@ -327,6 +336,9 @@ class UIAPNodeSource:
     def _current_locked(self, events: list[NodeEvent]) -> NodeLease:
         if self._closed:
             raise NodeUnavailableError("node source: closed", "source closed")
+        self._await_verdict()
+        if self._closed:
+            raise NodeUnavailableError("node source: closed", "source closed")
         lease = self._lease
         if lease is not None:
             if self._clock() < lease.expires_ns:
@@ -338,6 +350,22 @@ class UIAPNodeSource:
                 f"node ID lost ({self._lost_reason}); policy RAISE", self._lost_reason
             )
         return self._claim_new(events)
+
+    def _await_verdict(self) -> None:
+        """While a conflict is suspected, wait (lock released) for the verdict: the node
+        verified again, or lost; NodeUnavailableError if none comes within the timeout."""
+        if self._suspicion is None:
+            return
+        if not self._verdict.wait_for(lambda: self._suspicion is None, self._timeout_s):
+            raise NodeUnavailableError(
+                f"node {self._describe_lease()} suspended ({self._suspicion}) and no "
+                f"verdict from the daemon within {self._timeout_s} s",
+                "conflict suspected",
+            )
+
+    def _describe_lease(self) -> str:
+        lease = self._lease
+        return "(none)" if lease is None else f"{lease.node:012x}"
 
     def _claim_new(self, events: list[NodeEvent]) -> NodeLease:
         self._ensure_watcher()
@@ -390,7 +418,28 @@ class UIAPNodeSource:
         expires = result.expires if isinstance(result, ClaimResult) else result.get("expires")
         expires_ns = (1 << 63) - 1 if expires is None else int(expires * NS_PER_S) - self._margin_ns
         self._lease = NodeLease(lease.node, lease.generation, expires_ns)
+        self._end_suspicion()
         events.append(NodeEvent(NodeEventKind.RENEWED, lease.node, lease.generation))
+
+    def _suspend(self, reason: str) -> None:
+        """Stop handing out the node until the verdict (lock held)."""
+        lease = self._lease
+        if lease is None or self._suspicion is not None:
+            return
+        self._suspicion = reason  # from now on current() waits for the verdict
+        _log.warning("node ID %012x suspended: %s", lease.node, reason)
+        event = NodeEvent(NodeEventKind.SUSPENDED, lease.node, lease.generation, reason)
+        # Told from a thread of its own: a generator may be waiting in current() for the
+        # verdict while holding the lock its listener takes, and the watcher must go on
+        # reading the stream to hear that verdict.
+        threading.Thread(
+            target=self._listeners.emit, args=(event,), name="uuidkit-node-suspend", daemon=True
+        ).start()
+
+    def _end_suspicion(self) -> None:
+        if self._suspicion is not None:
+            self._suspicion = None
+            self._verdict.notify_all()
 
     def _lose(self, reason: str, events: list[NodeEvent]) -> None:
         """Stop handing out the node (lock held); the LOST event goes out after the lock."""
@@ -398,6 +447,7 @@ class UIAPNodeSource:
         self._lease = None
         self._claim_id = None
         self._lost_reason = reason
+        self._end_suspicion()
         if lease is not None:
             _log.warning("node ID %012x lost: %s", lease.node, reason)
             events.append(NodeEvent(NodeEventKind.LOST, lease.node, lease.generation, reason))
@@ -436,10 +486,10 @@ class UIAPNodeSource:
             self._listeners.emit(node_event)
 
     def _on_daemon_event(self, body: dict[str, Any]) -> None:
+        # Never a request to the daemon from here: a thread waiting on the daemon would
+        # not see the stream end (the daemon re-verifies on interface-up by itself and
+        # reports it with suspect and the verdict).
         name = body.get("event")
-        if name == "interface-up":
-            self.verify()
-            return
         events: list[NodeEvent] = []
         with self._lock:
             if self._claim_id is None or body.get("claim") != self._claim_id:
@@ -448,7 +498,9 @@ class UIAPNodeSource:
                 self._lose(f"collision on {body.get('how', 'renewal')}", events)
             elif name in ("expired", "released"):
                 self._lose(f"claim {name}", events)
-            elif name == "granted" and body.get("how") == "renewal":
+            elif name == "suspect":
+                self._suspend(f"conflict suspected: {body.get('reason', 'unknown')}")
+            elif name == "granted" and body.get("how") in ("renewal", "verify"):
                 self._extend(body, events)
         for event in events:
             self._listeners.emit(event)

@@ -266,6 +266,7 @@ def list_command(args: argparse.Namespace) -> int:
         print(
             f"{claim['claim']}  {claim['state']:<10} {claim['domain']}  {kind} {space}  "
             f"expires {expires}{'  renew' if claim['renew'] else ''}"
+            f"{'  UNVERIFIED' if claim.get('verified') is False else ''}"
         )
     return 0
 

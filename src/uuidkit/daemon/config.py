@@ -16,10 +16,10 @@ import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
-from uuidkit.errors import UUIDKitError
+from uuidkit._safefile import SafeFile
+from uuidkit.errors import StateFileError, UUIDKitError
 from uuidkit.uiap.constants import (
     UIAP_CLAIM_PERIOD_S,
     UIAP_CLAIM_PORT,
@@ -97,6 +97,9 @@ class DaemonConfig:
     max_clients_per_uid: int = 256
     #: Seconds a client may take to finish a line it has started.
     request_timeout: float = 10.0
+    #: Seconds a reply may wait for a client to read it before the client is dropped (one
+    #: that sends requests but never reads would hold its connection slot for ever).
+    send_timeout: float = 10.0
     #: Octets of events that may wait for a watcher before it is disconnected.
     max_client_backlog: int = 1 << 20
     #: Most claims the daemon holds or makes at once, in claims (at most 10,000); more
@@ -148,6 +151,8 @@ class DaemonConfig:
             raise ConfigError(
                 f"expected at least 1 claim, got {self.max_claims_per_uid}", "max_claims_per_uid"
             )
+        if not math.isfinite(self.send_timeout) or self.send_timeout <= 0:
+            raise ConfigError(f"expected seconds > 0, got {self.send_timeout!r}", "send_timeout")
         if not math.isfinite(self.idle_timeout) or self.idle_timeout <= 0:
             raise ConfigError(f"expected seconds > 0, got {self.idle_timeout!r}", "idle_timeout")
         if self.max_client_backlog < 4096:
@@ -201,6 +206,27 @@ def _coerce(key: str, value: Any) -> Any:
     return value
 
 
+def _read_config_file(path: str) -> str:
+    """The text of the configuration file, read by :mod:`uuidkit._safefile` (never blocking
+    on a FIFO, never through a symlink; refused if another user than this one or root owns
+    it or others may write it: it names the key file and the state directory)."""
+    config_file = SafeFile(
+        path, kind="configuration file", max_octets=MAX_CONFIG_OCTETS, root_may_own=True
+    )
+    try:
+        data = config_file.read()[0]
+    except FileNotFoundError as error:
+        raise ConfigError(f"cannot read {path}: {error.strerror}", "config") from None
+    except StateFileError as error:  # unsafe, oversized or unreadable
+        raise ConfigError(f"cannot use {error}", "config") from None
+    except OSError as error:
+        raise ConfigError(f"cannot read {path}: {error.strerror}", "config") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path} is not UTF-8: octet {error.start}", "config") from None
+
+
 def load_config(path: str | None, overrides: Mapping[str, Any]) -> DaemonConfig:
     """The configuration of ``path`` (TOML, optional) with ``overrides`` (flags) on top.
 
@@ -211,15 +237,7 @@ def load_config(path: str | None, overrides: Mapping[str, Any]) -> DaemonConfig:
     settings: dict[str, Any] = {}
     if path:
         try:
-            with Path(path).open("rb") as file:
-                raw = file.read(MAX_CONFIG_OCTETS + 1)  # bounded: never the whole of a device
-            if len(raw) > MAX_CONFIG_OCTETS:
-                raise ConfigError(f"{path} is larger than {MAX_CONFIG_OCTETS} octets", "config")
-            data = tomllib.loads(raw.decode("utf-8"))
-        except OSError as error:
-            raise ConfigError(f"cannot read {path}: {error.strerror}", "config") from None
-        except UnicodeDecodeError as error:
-            raise ConfigError(f"{path} is not UTF-8: octet {error.start}", "config") from None
+            data = tomllib.loads(_read_config_file(path))
         except tomllib.TOMLDecodeError as error:
             raise ConfigError(f"{path} is not TOML: {error}", "config") from None
         for key, value in data.items():

@@ -147,6 +147,38 @@ class Daemon:
         config = self.config
         try:
             store = StateStore(config.state_dir)
+            store.lock()  # before the read: a second daemon touches nothing
+        except StateError as error:
+            raise ConfigError(str(error), "state_dir") from None
+        try:
+            service, server = await self._start(store)
+        except BaseException:
+            store.close()
+            raise
+        self._install_signals()
+        _log.info(
+            "serving %s; device ID %016x; %d claims restored",
+            config.socket,
+            service.node.device_id,
+            len(service.claims),
+        )
+        self._notify(f"READY=1\nSTATUS=serving {config.socket}, {len(service.claims)} claims")
+        self.ready.set()
+        await self.stopped.wait()
+        self._notify("STOPPING=1\nSTATUS=stopping")
+        _log.info("stopping")
+        server.stop_accepting()  # no new claims while the service stops
+        try:
+            await service.stop()
+            await server.stop()
+        finally:
+            store.close()  # the directory is free for the next daemon only now
+            self._remove_signals()
+
+    async def _start(self, store: StateStore) -> tuple[ClaimService, APIServer]:
+        """Load the state, start the service (its reclaims) and the API server."""
+        config = self.config
+        try:
             saved = store.load()
         except StateError as error:
             raise ConfigError(str(error), "state_dir") from None
@@ -177,35 +209,16 @@ class Daemon:
         try:
             await service.start(saved)
         except TransportError as error:  # the service has stopped its node
-            store.close()
             raise ConfigError(str(error), error.field or "interfaces") from None
         except OSError as error:
-            store.close()
             raise ConfigError(f"cannot open the UIAP sockets: {error}", "port") from None
         server = self.server = APIServer(service, config)
         try:
             await server.start()
         except OSError as error:
             await service.stop()
-            store.close()
             raise ConfigError(str(error), "socket") from None
-        self._install_signals()
-        _log.info(
-            "serving %s; device ID %016x; %d claims restored",
-            config.socket,
-            device_id,
-            len(service.claims),
-        )
-        self._notify(f"READY=1\nSTATUS=serving {config.socket}, {len(service.claims)} claims")
-        self.ready.set()
-        await self.stopped.wait()
-        self._notify("STOPPING=1\nSTATUS=stopping")
-        _log.info("stopping")
-        server.stop_accepting()  # no new claims while the service stops
-        await service.stop()
-        await server.stop()
-        store.close()
-        self._remove_signals()
+        return service, server
 
     def _install_signals(self) -> None:
         loop = asyncio.get_running_loop()

@@ -38,6 +38,15 @@ class ClaimRecord:
     started: float = 0.0
     waiters: list[asyncio.Future[dict[str, Any]]] = field(default_factory=list)
     renewal: asyncio.TimerHandle | None = None
+    #: False while the daemon cannot vouch that no other device holds the space: an
+    #: interface went down, or a conflict is suspected; true again once a re-verification
+    #: (a reclaim, UIAP §4.4) succeeds.
+    verified: bool = True
+    #: A re-verification of this claim is running (its result is reported with how=verify).
+    verifying: bool = False
+    #: The reclaim running now began before an interface came up: its success proves
+    #: nothing about the new link, so another re-verification follows it.
+    recheck: bool = False
 
     @property
     def persistent(self) -> bool:
@@ -68,6 +77,7 @@ class ClaimRecord:
         return self._static | {
             "state": self.public_state,
             "renewing": self.state == "renewing",
+            "verified": self.verified,
             "expires": finite_or_none(self.expires),
             "outcome": self.outcome,
         }

@@ -16,7 +16,10 @@ half a line followed by silence for ``request_timeout`` seconds, no request at a
 ``idle_timeout`` seconds (except on a connection that watches or holds
 ``release_on_disconnect`` claims), more than ``max_clients``
 connections, or a watcher that does not read its events, each get a clear error and lose
-their own connection only. The peer's uid comes from ``SO_PEERCRED``.
+their own connection only. A client that does not read its replies is dropped once a reply
+has waited ``send_timeout`` seconds to be sent: while a reply waits, the connection reads no
+request, so no other timeout would ever end it, and one user could pin its slots. The
+peer's uid comes from ``SO_PEERCRED``.
 
 References: UIAP §2.1.1 (the service); docs/uiap-api.md (the protocol).
 """
@@ -358,7 +361,7 @@ class APIServer:
             self.errors[error.code.value] += 1
             reply = encode_error(request_id, error)
             if error.code is ErrorCode.STOPPING:
-                await self._send(client.writer, reply)
+                await self._send(client, reply)
                 return False
         except Exception as error:
             _log.exception("API request failed: %r", line[:200])
@@ -366,8 +369,7 @@ class APIServer:
             reply = encode_error(
                 request_id, APIError(ErrorCode.INTERNAL, f"internal error: {error}")
             )
-        await self._send(client.writer, reply)
-        return True
+        return await self._send(client, reply)
 
     async def _dispatch(self, client: _Client, request: Request) -> dict[str, Any]:
         method, params = request.method, request.params
@@ -404,14 +406,28 @@ class APIServer:
             "state_write_last_error": snapshot.state_write_last_error,
             "restored": snapshot.restored,
             "auth": snapshot.auth,
+            "device_id_conflicts": snapshot.device_id_conflicts,
         }
 
     def _watcher(self, client: _Client) -> Any:
         return _Watcher(client, self.config.max_client_backlog)
 
-    async def _send(self, writer: asyncio.StreamWriter, line: bytes) -> None:
-        writer.write(line)
-        await writer.drain()
+    async def _send(self, client: _Client, line: bytes) -> bool:
+        """Write a reply; false (the client dropped) when it is not read in
+        ``send_timeout`` seconds."""
+        client.writer.write(line)
+        try:
+            await asyncio.wait_for(client.writer.drain(), self.config.send_timeout)
+        except TimeoutError:
+            self.errors["send-timeout"] += 1
+            _log.warning(
+                "API client %d has not read its replies for %g s (send_timeout); disconnecting it",
+                client.number,
+                self.config.send_timeout,
+            )
+            client.writer.transport.abort()
+            return False
+        return True
 
     async def _fail(
         self, writer: asyncio.StreamWriter, request_id: int | str | None, error: APIError

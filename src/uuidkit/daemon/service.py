@@ -25,7 +25,7 @@ import math
 import secrets
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, Protocol
 
 from uuidkit.daemon.admission import (
@@ -37,11 +37,13 @@ from uuidkit.daemon.admission import (
 from uuidkit.daemon.config import MAX_CLAIMS_CEILING
 from uuidkit.daemon.record import ClaimRecord
 from uuidkit.daemon.state import AfterWrite, StateStore, StateWriter
-from uuidkit.daemon.status import ServiceStatus, auth_status, node_drops
+from uuidkit.daemon.status import DeviceIDConflicts, ServiceStatus, auth_status, node_drops
+from uuidkit.daemon.verification import Verification
 from uuidkit.uiap.auth import Authenticator
 from uuidkit.uiap.domain import DomainID
 from uuidkit.uiap.engine_types import EngineConfig
 from uuidkit.uiap.events import (
+    ClaimDefended,
     ClaimExpired,
     ClaimFailed,
     ClaimLost,
@@ -94,7 +96,7 @@ class Node(Protocol):
     def interfaces(self) -> tuple[str, ...]: ...
 
 
-class ClaimService:
+class ClaimService(Verification):
     """Claims by ID over one node; see the module docstring.
 
     ``node_factory(on_event)`` makes the node; ``engine_config`` gives the timers used to
@@ -135,6 +137,8 @@ class ClaimService:
         self._poller: asyncio.TimerHandle | None = None
         self._stopping = False
         self.writer = StateWriter(store, self._snapshot)
+        #: Device-ID conflicts suspected at run time (UIAP §9), counted and logged.
+        self.device_id_conflicts = DeviceIDConflicts(self.node.device_id)
         self.authenticator = authenticator
 
     # ------------------------------------------------------------------ life cycle
@@ -187,6 +191,10 @@ class ClaimService:
             if record.state == "claiming" or record.params.release_on_disconnect:
                 self._resolve_error(record, "the daemon is stopping: claim abandoned")
                 self._forget(record)
+                if record.state != "claiming":
+                    # Before the node stops defending it: its application stops using it
+                    # now, not when the connection closes.
+                    self._broadcast("released", {"claim": record.id, "by": "stopping"})
             else:
                 self._resolve_error(record, "the daemon is stopping; the claim is kept")
         await self.writer.close()
@@ -323,8 +331,18 @@ class ClaimService:
                 self._forget(record)
                 self._broadcast("expired", {"claim": record.id})
                 self._save()
+        elif isinstance(event, ClaimDefended):
+            # Another device reclaimed a space held here: it held it too (after a merge:
+            # its holder's renewal). The deny makes its reclaim fail (§4.2.2.2); ours is
+            # re-verified once that reclaim has surely ended, so two reclaims never meet
+            # (both would fail). A plain claim attempt denied is no sign of a second holder.
+            record = self._by_handle.get(event.claim)
+            if record is not None and event.reclaim:
+                self._suspect(record, "attempted", delay=2 * reclaim_seconds(self.engine_config))
         elif isinstance(event, DeviceIDConflictSuspected):
-            _log.warning("another device may share our device ID (UIAP §9): %s", event)
+            loop = asyncio.get_running_loop()
+            fields = self.device_id_conflicts.record(event, loop.time(), self.wall_clock())
+            self._broadcast("device-id-conflict", fields)
 
     def _succeeded(self, record: ClaimRecord, event: ClaimSucceeded) -> None:
         loop = asyncio.get_running_loop()
@@ -334,7 +352,14 @@ class ClaimService:
         }.get(record.state, "renewal")
         if how == "renewal" and record.waiters:
             how = "reclaim"  # an application re-verified a claim this daemon holds
+        elif how == "renewal" and record.verifying:
+            how = "verify"  # the daemon's own re-verification (a suspicion, a link up)
+        # A run that began before a link came up proves nothing about that link: another
+        # follows at once, and the watchers hear only its verdict.
+        recheck, record.recheck = record.recheck, False
         record.state = "held"
+        if not recheck:
+            record.verified, record.verifying = True, False
         record.outcome = {"claim": "granted", "renewal": "renewed"}.get(how, "reclaimed")
         record.expires = (
             None if event.expires is None else self.wall_clock() + (event.expires - loop.time())
@@ -344,21 +369,33 @@ class ClaimService:
 
         def durable(failure: OSError | None) -> None:
             # A grant is answered once it is on disk: a crash after the reply still
-            # reclaims it. One that cannot be written is no grant (see _withdraw).
-            if failure is not None:
-                self._withdraw(record, failure, how)
+            # reclaims it. One that cannot be written is no grant (see _withdraw), except
+            # a reclaim after a restart: state.json already holds that claim (it was read
+            # from it), so the failed write loses nothing a restart needs; the writer
+            # retries it until the disk takes it.
+            if failure is not None and how == "restart":
+                _log.warning(
+                    "claim %s reclaimed after the restart and kept: the state file already "
+                    "holds it (the write that failed is retried)",
+                    record.id,
+                )
+            elif failure is not None:
+                self._withdraw(record, failure)
                 return
             if how == "restart":
                 self.restored[record.id] = {"claim": record.id, "result": "granted"}
             self._resolve(record, result)
-            self._broadcast("granted", fields)
+            if not recheck:
+                self._broadcast("granted", fields)
 
         self._save(then=durable)
         self._plan_renewal(record, event.expires)
+        if recheck:
+            self._reverify(record)
 
-    def _withdraw(self, record: ClaimRecord, failure: OSError, how: str) -> None:
+    def _withdraw(self, record: ClaimRecord, failure: OSError) -> None:
         """The state write carrying a grant failed: the claim is released, whatever made the
-        grant (a claim, a reclaim, a renewal, a reclaim after a restart). Kept, it would be
+        grant (a claim, a reclaim, a renewal; not a reclaim after a restart). Kept, it would be
         defended now but forgotten by a restart, while its application believes it held;
         released, everyone is told: the request gets ``state-write-failed``, watchers a
         ``released`` event, and the next state write no longer holds it."""
@@ -369,8 +406,6 @@ class ClaimService:
             "the state directory can be written",
             ErrorCode.STATE_WRITE_FAILED,
         )
-        if how == "restart":
-            self.restored[record.id] = {"claim": record.id, "result": "state-write-failed"}
         if self.claims.get(record.id) is not record:
             return  # released meanwhile
         _log.error("claim %s released: its state write failed: %s", record.id, reason)
@@ -387,6 +422,8 @@ class ClaimService:
         how = {"reclaiming": "restart", "renewing": "renewal"}.get(was, "reclaim")
         if how == "renewal" and record.waiters:
             how = "reclaim"
+        elif how == "renewal" and record.verifying:
+            how = "verify"
         if how == "restart":
             self.restored[record.id] = {**fields, "result": "collision"}
         _log.warning("collision on %s of claim %s: %s", how, record.id, event.reason.value)
@@ -417,6 +454,8 @@ class ClaimService:
         # Choice: renew halfway through the lifetime, and never later than three reclaim
         # durations before its end, so a lost first attempt still leaves time.
         margin = max(record.params.lifetime / 2, 3 * reclaim_seconds(self.engine_config))
+        if record.renewal is not None:
+            record.renewal.cancel()  # planned by an earlier grant (a re-verification since)
         record.renewal = loop.call_at(engine_expires - margin, self._renew, record)
 
     def _renew(self, record: ClaimRecord) -> None:
@@ -460,6 +499,10 @@ class ClaimService:
         self.writer.save(then)
 
     @property
+    def node_interfaces(self) -> tuple[str, ...]:
+        return tuple(self.node.interfaces)
+
+    @property
     def state_write_errors(self) -> int:
         return self.writer.errors
 
@@ -473,7 +516,7 @@ class ClaimService:
         return ServiceStatus(
             device_id=self.node.device_id,
             interfaces=node_status.get("interfaces", []),
-            claims=dict(Counter(record.public_state for record in self.claims.values())),
+            claims=_claim_counts(self.claims.values()),
             counters=node_status,
             drops=node_drops(node_status) | auth.get("dropped", {}),
             events=dict(self.events_sent),
@@ -482,19 +525,18 @@ class ClaimService:
             state_write_last_error=self.writer.last_error,
             restored=list(self.restored.values()),
             auth=auth,
+            device_id_conflicts=self.device_id_conflicts.summary(),
         )
 
     def _snapshot(self) -> dict[str, Any]:
         claims = [record.saved_form() for record in self.claims.values() if record.persistent]
         return {"device_id": f"{self.node.device_id:016x}", "claims": claims}
 
-    def _poll_interfaces(self) -> None:
-        """Report interfaces the node starts or stops using (checked every second)."""
-        current = tuple(self.node.interfaces)
-        for name in sorted(set(current) - set(self._interfaces)):
-            self._broadcast("interface-up", {"interface": name})
-        for name in sorted(set(self._interfaces) - set(current)):
-            self._broadcast("interface-down", {"interface": name})
-        self._interfaces = current
-        if not self._stopping:
-            self._poller = asyncio.get_running_loop().call_later(1.0, self._poll_interfaces)
+
+def _claim_counts(records: Collection[ClaimRecord]) -> dict[str, int]:
+    """Claims by public state, and ``unverified``: those held but not verified now."""
+    counts = Counter(record.public_state for record in records)
+    counts["unverified"] = sum(
+        1 for record in records if record.public_state == "held" and not record.verified
+    )
+    return dict(counts)

@@ -10,6 +10,12 @@ temporary files a killed daemon left are removed at the next start and after eve
 the file is read without following a symlink or blocking on a FIFO. Faults are injected
 through that module's :class:`~uuidkit._safefile.FileSystem` (``StateStore.fs``).
 
+One daemon per directory: :meth:`StateStore.lock` takes an exclusive ``flock`` on ``lock``
+in it (created 0600, never through a symlink, never blocking) and holds it until
+:meth:`StateStore.close`. Two daemons on one directory would share a device ID and erase
+each other's claims with their writes, so the second refuses to start; the kernel drops the
+lock however the first one ends, so a killed daemon leaves nothing to clean up.
+
 References: UIAP §4.1 (the device ID), §4.4 (claims reclaimed after a restart).
 """
 
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import fcntl
 import json
 import logging
 import os
@@ -24,7 +31,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from uuidkit._safefile import FileSystem, OversizedFileError, SafeFile, make_private_directory
+from uuidkit._safefile import (
+    FileSystem,
+    OversizedFileError,
+    SafeFile,
+    UnsafeStateError,
+    check_file,
+    make_private_directory,
+)
 from uuidkit.errors import StateFileError, UUIDKitError
 
 __all__ = [
@@ -39,6 +53,12 @@ __all__ = [
 _log = logging.getLogger("uuidkit.daemon")
 
 STATE_FILE: Final = "state.json"
+#: The file a running daemon holds an ``flock`` on (kept: never deleted, so two daemons
+#: never lock two different files of one name).
+LOCK_FILE: Final = "lock"
+_LOCK_FLAGS: Final = (
+    os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+)
 STATE_VERSION: Final = 1
 #: Largest state file read, in octets (a corrupt or planted huge file is refused); room for
 #: ``max_claims`` at its ceiling of the longest claims (uuidkit.daemon.config).
@@ -82,6 +102,7 @@ class StateStore:
     def __init__(self, directory: str, filesystem: FileSystem | None = None) -> None:
         self.directory = directory
         self.fs = filesystem if filesystem is not None else FileSystem()
+        self._lock_fd: int | None = None
         try:
             make_private_directory(directory, self.fs)
         except StateFileError as error:  # UnsafeStateError
@@ -91,8 +112,41 @@ class StateStore:
                 f"cannot create state directory {directory}: {error.strerror}"
             ) from None
 
+    def lock(self) -> None:
+        """Hold the directory for this process until :meth:`close`; :class:`StateError`
+        naming the directory when another process holds it (or the lock file is unusable).
+
+        The open never blocks and never follows a symlink (a FIFO or a link planted at
+        ``lock`` is refused); the lock is taken without waiting: a running daemon does not
+        let go.
+        """
+        if self._lock_fd is not None:
+            return
+        path = os.path.join(self.directory, LOCK_FILE)
+        try:
+            descriptor = self.fs.open(path, _LOCK_FLAGS, 0o600)
+        except OSError as error:
+            reason = "a symbolic link" if error.errno == errno.ELOOP else error.strerror
+            raise StateError(f"cannot use the lock file {path}: {reason}") from None
+        try:
+            check_file(path, self.fs.fstat(descriptor), writing=False, kind="lock file")
+            self.fs.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.fs.close(descriptor)
+            raise StateError(
+                f"state directory {self.directory} is in use by another running daemon "
+                f"(it holds {path}); one directory serves one daemon"
+            ) from None
+        except (UnsafeStateError, OSError) as error:
+            self.fs.close(descriptor)
+            raise StateError(f"cannot use the lock file {error}") from None
+        self._lock_fd = descriptor
+
     def close(self) -> None:
-        """Nothing to release (kept for callers that close the store at stop)."""
+        """Let go of the directory (the lock of :meth:`lock`), at stop."""
+        if self._lock_fd is not None:
+            descriptor, self._lock_fd = self._lock_fd, None
+            self.fs.close(descriptor)
 
     def _file(self) -> SafeFile:
         return SafeFile(

@@ -9,14 +9,18 @@ References: UIAP §2.1.1 (the service), §7 (authentication).
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Final
 
 from uuidkit.uiap.auth import Authenticator
+from uuidkit.uiap.events import DeviceIDConflictSuspected
 
-__all__ = ["ServiceStatus", "auth_status", "node_drops"]
+__all__ = ["DeviceIDConflicts", "ServiceStatus", "auth_status", "node_drops"]
+
+_log = logging.getLogger("uuidkit.daemon")
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,8 @@ class ServiceStatus:
     restored: list[dict[str, Any]]
     #: The site key's counters (``{"enabled": False}`` without one).
     auth: dict[str, Any]
+    #: Device-ID conflicts suspected since the start (:class:`DeviceIDConflicts`).
+    device_id_conflicts: dict[str, Any] = field(default_factory=dict)
 
 
 def node_drops(node_status: Mapping[str, Any]) -> dict[str, int]:
@@ -79,3 +85,68 @@ def auth_status(authenticator: Authenticator | None) -> dict[str, Any]:
         "senders": authenticator.senders,
         "dropped": {reason.value: count for reason, count in stats.dropped.items()},
     }
+
+
+class DeviceIDConflicts:
+    """Device-ID conflicts suspected at run time (UIAP §9), as the daemon reports them.
+
+    The engine finds them (a message carrying this device's ID that it never sent) and
+    applies the draft's remedy: a new random sequence number when the other device's is
+    close to ours, so no two messages share a Message ID. This counts them, keeps the last,
+    and logs a warning at most once every ``log_every_s`` seconds (a flood of them is one
+    line a minute, with the number left out), naming the likely cause.
+
+    References: UIAP §9 (Other Concerns), §4.1 (the device ID).
+    """
+
+    #: Seconds between two warnings in the log.
+    LOG_EVERY_S: Final = 60.0
+
+    def __init__(self, device_id: int, log_every_s: float = LOG_EVERY_S) -> None:
+        self.device_id = device_id
+        self.log_every_s = log_every_s
+        self.count = 0
+        self.resequenced = 0
+        self.last: dict[str, Any] | None = None
+        self._logged_at: float | None = None
+        self._unlogged = 0
+
+    def record(
+        self, event: DeviceIDConflictSuspected, now: float, unix_now: float
+    ) -> dict[str, Any]:
+        """Count ``event`` (seen at monotonic ``now``); the fields of its API event."""
+        self.count += 1
+        self.resequenced += event.resequenced
+        fields = {
+            "device_id": f"{self.device_id:016x}",
+            "source": str(event.source),
+            "interface": str(event.interface),
+            "sequence": event.sequence,
+            "resequenced": event.resequenced,
+        }
+        self.last = fields | {"at": round(unix_now, 3)}
+        if self._logged_at is not None and now - self._logged_at < self.log_every_s:
+            self._unlogged += 1
+            return fields
+        remedy = (
+            "its sequence number was close to ours, so ours moved away (the draft's remedy)"
+            if event.resequenced
+            else "its sequence number is far from ours: no Message ID is shared yet"
+        )
+        _log.warning(
+            "another device may use our device ID %016x (UIAP §9): a message from %s on %s "
+            "carries it, sequence %d, which this device never sent; %s. Two daemons sharing a "
+            "copied state directory do this: give each device its own%s",
+            self.device_id,
+            event.source,
+            event.interface,
+            event.sequence,
+            remedy,
+            f" ({self._unlogged} more since the last warning)" if self._unlogged else "",
+        )
+        self._logged_at, self._unlogged = now, 0
+        return fields
+
+    def summary(self) -> dict[str, Any]:
+        """``count``, ``resequenced`` (how many moved our sequence numbers) and ``last``."""
+        return {"count": self.count, "resequenced": self.resequenced, "last": self.last}

@@ -321,6 +321,13 @@ class _CountingNodeBound(_NodeBound):
         """
         with self._lock:
             now_ns = self._clock()
+            lease = self._lease
+            if lease is None or now_ns >= lease.expires_ns:
+                # Getting a node may block (a claim: 2.5 s with UIAP's timers), so the
+                # value's time is read again once the node is held: a reading from before
+                # would date the value before its node was ours (docs/distributed.md).
+                self._node_for(now_ns)
+                now_ns = self._clock()
             node = self._node_for(now_ns)
             return from_int_unchecked(self._pack(*self._advance(now_ns), node))
 

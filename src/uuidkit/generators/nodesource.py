@@ -74,6 +74,9 @@ class NodeEventKind(enum.Enum):
     RENEWED = "renewed"
     #: The node must not be used any more (collision, failed renewal, daemon gone, fork).
     LOST = "lost"
+    #: The node must not be used until further notice: a conflict is suspected and being
+    #: settled. RENEWED (same node, same generation) or LOST follows.
+    SUSPENDED = "suspended"
 
 
 @dataclass(frozen=True, slots=True)

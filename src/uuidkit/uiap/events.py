@@ -175,14 +175,17 @@ class ClaimExpired:
 class ClaimDefended:
     """This device sent a Claim-Deny to defend one of its own claims.
 
-    ``originator`` and ``sequence`` form the Message ID of the denied Claim-Attempt.
+    ``originator`` and ``sequence`` form the Message ID of the denied Claim-Attempt;
+    ``reclaim``: that attempt had the R flag, so its device held the space too (a reclaim,
+    UIAP §4.4): two holders met, which the daemon reports as a suspected conflict.
 
-    References: UIAP §2.4.2, §2.4.5, §4.2.2.1, §4.2.2.2, §4.3.
+    References: UIAP §2.4.2, §2.4.5, §4.2.2.1, §4.2.2.2, §4.3, §4.4.
     """
 
     claim: int
     originator: int
     sequence: int
+    reclaim: bool = False
 
 
 @dataclass(frozen=True, slots=True)
