@@ -159,7 +159,7 @@ def test_a_forged_flood_stays_within_the_memory_bound_and_honest_claims_work(
     limits: str, forged_flood: list[bytes]
 ) -> None:
     unlimited = {"source_rate": None, "interface_rate": None}
-    config = EngineConfig(**(unlimited if limits == "off" else {}))  # type: ignore[arg-type]
+    config = EngineConfig.draft_only(**(unlimited if limits == "off" else {}))
     bound = memory_bound(config)
     site = Site(config)
     target, honest = site.target, site.honest
@@ -214,7 +214,7 @@ def test_a_forged_flood_stays_within_the_memory_bound_and_honest_claims_work(
 
 
 def test_flood_records_are_capped_but_own_floods_are_never_evicted() -> None:
-    config = EngineConfig(max_flood_records=50, source_rate=None, interface_rate=None)
+    config = EngineConfig.draft_only(max_flood_records=50, source_rate=None, interface_rate=None)
     engine = Engine(1, random.Random(0), config)
     engine.add_interface("a")
     handle = engine.claim(DOMAIN, unique(5), 60, 0.0)
@@ -235,7 +235,7 @@ def test_flood_records_are_capped_but_own_floods_are_never_evicted() -> None:
 
 
 def test_proxy_records_are_capped_and_their_lifetime_too() -> None:
-    config = EngineConfig(max_proxy_records=3, max_proxy_lifetime=100.0)
+    config = EngineConfig.draft_only(max_proxy_records=3, max_proxy_lifetime=100.0)
     engine = Engine(9, random.Random(0), config)
     engine.add_interface("a")
     for claimant in range(1, 6):
@@ -256,7 +256,9 @@ def test_proxy_records_are_capped_and_their_lifetime_too() -> None:
 def test_renewals_leave_the_timer_heap_small() -> None:
     # Each renewal of a proxy record (or reclaim of a claim) used to leave its old
     # deadline in the heap until it came due: one entry per renewal.
-    engine = Engine(9, random.Random(0), EngineConfig(source_rate=None, interface_rate=None))
+    engine = Engine(
+        9, random.Random(0), EngineConfig.draft_only(source_rate=None, interface_rate=None)
+    )
     engine.add_interface("a")
     handle = engine.claim(DOMAIN, unique(5), 100_000, 0.0)
     engine.handle_timer(5.0)
@@ -274,7 +276,7 @@ def test_renewals_leave_the_timer_heap_small() -> None:
 
 def test_sequence_runs_are_capped() -> None:
     # §9: forged messages with our device ID and a close sequence number make us jump.
-    config = EngineConfig(max_sequence_runs=4, source_rate=None, interface_rate=None)
+    config = EngineConfig.draft_only(max_sequence_runs=4, source_rate=None, interface_rate=None)
     engine = Engine(1, random.Random(0), config)
     engine.add_interface("a")
     for index in range(50):
@@ -285,7 +287,7 @@ def test_sequence_runs_are_capped() -> None:
 
 
 def test_network_events_are_capped_but_results_always_queue() -> None:
-    config = EngineConfig(max_queued_events=10)
+    config = EngineConfig.draft_only(max_queued_events=10)
     engine = Engine(9, random.Random(0), config)
     engine.add_interface("a")
     handle = engine.claim(DOMAIN, unique(5), 60, 0.0)
@@ -314,7 +316,7 @@ def test_token_buckets_refill_with_the_time_passed_in() -> None:
 def test_a_rate_limited_attempt_is_still_denied_but_not_recorded_or_forwarded() -> None:
     # The limits bound what we remember, never whether we defend (§4.2.2.1 "the device
     # MUST send back a Claim-Deny").
-    config = EngineConfig(source_rate=0.0, source_burst=2)
+    config = EngineConfig.draft_only(source_rate=0.0, source_burst=2)
     engine = Engine(9, random.Random(0), config)
     engine.add_interface("a")
     engine.add_interface("b")

@@ -89,6 +89,9 @@ __all__ = [
 
 #: Claim Reference Numbers are 32-bit (UIAP §4.1).
 _REFERENCE_MODULUS: Final = 1 << 32
+#: Announcement and re-verification runs remembered per claim (a deny for any of them,
+#: within a flood record's lifetime, means another device defends the space).
+_PROBE_RUNS_KEPT: Final = 4
 
 
 class Engine(Forwarder):
@@ -127,6 +130,8 @@ class Engine(Forwarder):
         self._proxies = ProxyTable(config.max_proxy_records, config.max_proxy_lifetime)
         self._timers: TimerQueue[int | ProxyKey] = TimerQueue()
         self._next_handle = 1
+        #: The ``now`` of the call being handled (every call runs ``_run_due`` first).
+        self._clock = float("-inf")
 
     # ------------------------------------------------------------------ the caller's API
 
@@ -209,7 +214,28 @@ class Engine(Forwarder):
     def get_timer(self) -> float | None:
         """The earliest deadline (engine seconds), or ``None`` when nothing is scheduled."""
         top = self._timers.peek()
-        return None if top is None else top[0]
+        copy = super().get_timer()
+        if top is None:
+            return copy
+        return top[0] if copy is None or top[0] < copy else copy
+
+    def interface_up(self, interface: Hashable, now: float) -> None:
+        """``interface`` came up (or appeared): add it, and re-verify every held claim now.
+
+        Beyond the draft: a merge that this device's own link causes is found within a
+        round trip, not at the next periodic re-verification (``verify_interval``); with
+        ``verify_interval=None`` (the draft) only the interface is added.
+
+        References: UIAP §2.1.2, §2.4.3 ("active interface"), §4.4.
+        """
+        check_time(now)
+        self._run_due(now)
+        self.add_interface(interface)
+        if self.config.verify_interval is None:
+            return
+        for own in list(self._claims.values()):
+            if own.state is ClaimState.HELD:
+                self._verify(own, now)
 
     # ------------------------------------------------------------------ own claims
 
@@ -339,15 +365,52 @@ class Engine(Forwarder):
             # (ClaimLost, ANNOUNCEMENT_DENIED), not silently kept.
             own.run += 1
             own.announced_run = own.run
+            own.probe_runs = (own.run,)
             self._send_attempt(own, at, announce=True)
         self._schedule_claim(own, own.expires)
+        if own.verify_timer == 0:
+            self._schedule_verify(own, at)
 
-    def _fail(self, own: OwnClaim, trigger: Trigger, reason: FailureReason) -> None:
+    # ------------------------------------------------------------------ re-verification
+
+    def _schedule_verify(self, own: OwnClaim, at: float) -> None:
+        interval = self.config.verify_interval
+        if interval is None:
+            return
+        # Beyond the draft: a wait drawn from [0.75, 1] x verify_interval, so holders
+        # that merge do not re-verify in step, and a merge is found within the interval
+        # whatever the lifetime.
+        wait = interval * (0.75 + 0.25 * self._rng.random())
+        self._timers.cancel(own.verify_timer)
+        own.verify_timer = self._timers.push(at + wait, -own.handle)
+
+    def _verify(self, own: OwnClaim, at: float) -> None:
+        """Re-verify a held claim: one Claim-Attempt with R set (X too when proxied), as a
+        reclaim (§4.4), that changes nothing unless it is denied (then the claim is lost,
+        ``VERIFICATION_DENIED``) or, while it waits for an answer (a reclaim's time),
+        meets another device's re-verification or reclaim (then the tie-break decides)."""
+        if own.state is ClaimState.HELD:
+            config = self.config
+            own.probing_until = at + config.reclaim_attempts * config.claim_period
+            own.probing_until += config.claim_timeout
+            own.run += 1
+            own.probe_runs = (*own.probe_runs[1 - _PROBE_RUNS_KEPT :], own.run)
+            self._send_attempt(own, at, announce=True)
+        self._schedule_verify(own, at)
+
+    def _fail(
+        self,
+        own: OwnClaim,
+        trigger: Trigger,
+        reason: FailureReason,
+        winner: int | None = None,
+    ) -> None:
         """End a claim in progress with ``ClaimFailed``, the result of its run.
 
         A claim that had succeeded (its reclaim failed) is lost too: ``ClaimLost``
         follows, so a caller waiting for the reclaim's result gets it as for any claim,
-        and the collision is reported on its own (§2.1.2).
+        and the collision is reported on its own (§2.1.2). ``winner`` is the device that
+        won the tie-break, when that is why.
         """
         if own.granted:
             lost = {
@@ -355,21 +418,21 @@ class Engine(Forwarder):
                 Trigger.LOST_SIMULTANEOUS: LossReason.SIMULTANEOUS_RECLAIM,
             }
             self._emit(ClaimFailed(own.handle, reason, own.domain, own.space))
-            self._lose(own, lost[trigger])
+            self._lose(own, LossReason.YIELDED if winner is not None else lost[trigger], winner)
             return
         own.fire(trigger)
         own.deadline = None
         self._forget_claim(own.handle)
         self._emit(ClaimFailed(own.handle, reason, own.domain, own.space))
 
-    def _lose(self, own: OwnClaim, reason: LossReason) -> None:
+    def _lose(self, own: OwnClaim, reason: LossReason, winner: int | None = None) -> None:
         # §2.1.2: "The collision will only be detected if one of the UIAP devices ...
         # attempts to re-claim the UID space"; "Recovery after collision is the
         # responsibility of the application", which this event tells.
         own.fire(Trigger.COLLISION)
         own.deadline = None
         self._forget_claim(own.handle)
-        self._emit(ClaimLost(own.handle, reason, own.domain, own.space))
+        self._emit(ClaimLost(own.handle, reason, own.domain, own.space, winner))
 
     # ------------------------------------------------------------------ timers
 
@@ -382,9 +445,18 @@ class Engine(Forwarder):
         return owner if owner is not None and owner.timer == token else None
 
     def _run_due(self, now: float) -> None:
+        self._clock = now
+        super()._run_due(now)
         timers = self._timers
         while (top := timers.peek()) is not None and top[0] <= now:
             timers.pop()
+            key = top[2]
+            if isinstance(key, int) and key < 0:
+                # A re-verification timer: the key is the claim's handle, negated.
+                own = self._claims.get(-key)
+                if own is not None and own.verify_timer == top[1]:
+                    self._verify(own, top[0])
+                continue
             owner = self._timer_owner(*top)
             if isinstance(owner, OwnClaim):
                 self._on_claim_deadline(owner, top[0])
@@ -413,12 +485,37 @@ class Engine(Forwarder):
 
     def _resolve(self, own: OwnClaim, message: Message) -> bool:
         """What a conflicting Claim-Attempt does to ``own``; True to deny it."""
+        if (
+            self.config.tie_break
+            and message.reclaim
+            and message.device_id != self.device_id
+            and ((own.in_progress and own.reclaim) or own.probing_until > self._clock)
+        ):
+            return self._tie_break(own, message)
         conflict = CONFLICT_RULES[own.in_progress, own.reclaim, message.reclaim]
         if conflict.failure is not None:
             self._fail(own, Trigger.LOST_SIMULTANEOUS, conflict.failure)
         elif conflict.deny:
             self._emit(ClaimDefended(own.handle, message.device_id, message.sequence))
         return conflict.deny
+
+    def _tie_break(self, own: OwnClaim, message: Message) -> bool:
+        """Two claimants that both believe they hold the space re-assert it at once (both
+        send R, §4.4, and each is still waiting for its own answer): the larger
+        Originating Device ID keeps it, as mDNS's lexicographic rule picks one winner
+        (RFC 6762 §9). Both compute the same answer from the message alone. The winner
+        denies; the loser yields at once and does not deny, so the winner's claim is not
+        denied too (the draft's §4.2.2.2 makes both lose). A holder that is not
+        re-asserting denies, as the draft says (§4.2.2.1), and the reclaimer loses."""
+        winner = message.device_id
+        if winner < self.device_id:
+            self._emit(ClaimDefended(own.handle, winner, message.sequence))
+            return True
+        if own.in_progress:
+            self._fail(own, Trigger.LOST_SIMULTANEOUS, FailureReason.SIMULTANEOUS_CLAIM, winner)
+        else:
+            self._lose(own, LossReason.YIELDED, winner)
+        return False
 
     def _proxy_denies(self, message: Message, incoming: Interval) -> bool:
         deny = False
@@ -442,7 +539,8 @@ class Engine(Forwarder):
         if not claims:
             del self._own_index[own.domain]
         self._timers.cancel(own.timer)
-        own.timer = 0
+        self._timers.cancel(own.verify_timer)
+        own.timer = own.verify_timer = 0
         return own
 
     def _deny_for_own_flood(
@@ -453,9 +551,17 @@ class Engine(Forwarder):
             # §4.3.2: "the claim is still in progress ... MUST return a failure to the
             # application and stop the claim." A reclaim of a held claim is lost.
             self._fail(own, Trigger.DENY, FailureReason.DENIED)
-        elif own is not None and own.state is ClaimState.HELD and own.announced_run == run:
-            # A deny for the proxy-enabling announcement of a held claim (§5.1).
-            self._lose(own, LossReason.ANNOUNCEMENT_DENIED)
+        elif own is not None and own.granted and run in own.probe_runs:
+            # A deny for the proxy-enabling announcement of a held claim (§5.1), or for a
+            # re-verification (beyond the draft): another device defends the space.
+            reason = (
+                LossReason.ANNOUNCEMENT_DENIED
+                if run == own.announced_run
+                else LossReason.VERIFICATION_DENIED
+            )
+            if own.in_progress:
+                self._emit(ClaimFailed(own.handle, FailureReason.DENIED, own.domain, own.space))
+            self._lose(own, reason)
         else:
             super()._deny_for_own_flood(claim, run, interface, source)
 

@@ -141,6 +141,35 @@ class EngineConfig:
     #: ``EngineStats.events_dropped`` and not queued. Results of this device's own claims
     #: are always queued.
     max_queued_events: int = 4096
+    #: Beyond the draft (docs/uiap.md "Beyond the draft"). Transmissions of every
+    #: Claim-Attempt and Claim-Deny this device originates or forwards, per interface,
+    #: ``copy_gap`` seconds apart; 1 is the draft. Extra copies carry the same Message ID,
+    #: so any receiver drops them as known floods (§4.2.2.1) or further denies (§4.3.2):
+    #: the wire format is unchanged. Choice: 2, which takes a hop's loss from p to p**2.
+    copies: int = 2
+    #: Seconds between the copies of one datagram (spread, so a short burst of loss
+    #: does not take them all).
+    copy_gap: float = 0.005
+    #: Beyond the draft. Longest seconds between two re-verifications of a held claim (a
+    #: single Claim-Attempt with R set, as a reclaim, §4.4); each wait is drawn from
+    #: [0.75, 1] x this. ``None`` is the draft: a held claim is never re-checked (§2.1.2).
+    verify_interval: float | None = 8.0
+    #: Beyond the draft. When two claims both marked R (§4.4: each claimant "believes that
+    #: this UID has previously been successfully claimed") meet, the larger Originating
+    #: Device ID keeps the space and the other yields at once, without denying; ``False``
+    #: is the draft's rule (§4.2.2.2: both deny, both fail).
+    tie_break: bool = True
+
+    @classmethod
+    def draft_only(cls, **overrides: object) -> EngineConfig:
+        """A configuration with every behaviour beyond the draft switched off: one copy per
+        datagram, no re-verification, the draft's rule for simultaneous reclaims.
+
+        References: UIAP §2.1.2, §4.2.2.2, §4.3.2.
+        """
+        fields: dict[str, object] = {"copies": 1, "verify_interval": None, "tie_break": False}
+        fields.update(overrides)
+        return cls(**fields)  # type: ignore[arg-type]
 
     def __post_init__(self) -> None:
         if not self.claim_period >= 0 or not self.claim_timeout >= 0:
@@ -161,6 +190,14 @@ class EngineConfig:
                 f"got {self.flood_record_lifetime}"
             )
         self._check_limits()
+        if type(self.copies) is not int or not 1 <= self.copies <= 8:
+            raise EngineError(f"copies must be an int of 1 .. 8, got {self.copies!r}")
+        if not 0 <= self.copy_gap < float("inf"):
+            raise EngineError(f"copy_gap must be a finite number >= 0, got {self.copy_gap!r}")
+        if self.verify_interval is not None and not 0 < self.verify_interval < float("inf"):
+            raise EngineError(
+                f"verify_interval must be None or a finite number > 0, got {self.verify_interval!r}"
+            )
 
     def _check_limits(self) -> None:
         counts = {

@@ -75,6 +75,13 @@ class LossReason(enum.Enum):
     #: This claim's reclaim met another device's reclaim of an intersecting space; both
     #: sides deny and fail (§4.2.2.2).
     SIMULTANEOUS_RECLAIM = "simultaneous-reclaim"
+    #: Beyond the draft: a Claim-Deny answered a periodic re-verification of the held
+    #: claim (``EngineConfig.verify_interval``): another device defends the space.
+    VERIFICATION_DENIED = "verification-denied"
+    #: Beyond the draft: another device claiming the space with R set has the larger
+    #: device ID (``EngineConfig.tie_break``): this device gave the space up at once,
+    #: without denying, so exactly one of the two keeps it (``ClaimLost.winner``).
+    YIELDED = "yielded"
 
 
 class DropReason(enum.Enum):
@@ -111,6 +118,9 @@ class DropReason(enum.Enum):
     #: An X+R Claim-Attempt was forwarded but not proxy-defended: the proxy table holds
     #: ``EngineConfig.max_proxy_records`` already (§5.1: proxy defense is a MAY).
     PROXY_TABLE_FULL = "proxy-table-full"
+    #: A further Claim-Deny for a flood of ours already denied: a copy (``copies``) or a
+    #: second defender.
+    DENY_COPY = "deny-copy"
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,9 +155,12 @@ class ClaimFailed:
 class ClaimLost:
     """A claim that had succeeded is no longer defended: another device claims it too.
 
-    UIAP does not watch held claims (§2.1.2): a collision shows only when this device
+    The draft does not watch held claims (§2.1.2): a collision shows only when this device
     reclaims (``RECLAIM_DENIED``, ``SIMULTANEOUS_RECLAIM``) or announces the claim for
-    proxy defense (``ANNOUNCEMENT_DENIED``). The claim ends here. When a reclaim was
+    proxy defense (``ANNOUNCEMENT_DENIED``); beyond the draft, also when a periodic
+    re-verification is denied (``VERIFICATION_DENIED``) or this device loses the tie-break
+    to a larger device ID (``YIELDED``; ``winner`` is that device's ID, else ``None``).
+    The claim ends here. When a reclaim was
     running, its result comes first as usual (``ClaimFailed``), then this event; "recovery
     after collision is the responsibility of the application" (§2.1.2), which should stop
     using the space and claim another.
@@ -159,6 +172,7 @@ class ClaimLost:
     reason: LossReason
     domain: DomainID
     space: UIDSpace
+    winner: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
