@@ -252,7 +252,9 @@ def test_proxy_defense_can_be_turned_off_and_proxied_spaces_conflict_locally() -
     assert off.next_event() is None
     on.next_event()
     handle = on.claim(DOMAIN, unique(5), 60, 1.0)
-    failed = ClaimFailed(handle, FailureReason.LOCAL_CONFLICT, DOMAIN, unique(5))
+    # A space held only by proxy defense fails with its own reason, naming the claimant
+    # (device 1), not as one of this device's own claims.
+    failed = ClaimFailed(handle, FailureReason.PROXY_DEFENDED, DOMAIN, unique(5), holder=1)
     assert on.next_event() == failed
 
 

@@ -179,9 +179,10 @@ class Engine(Forwarder):
         handle = self._next_handle
         self._next_handle += 1
         own = OwnClaim(handle, domain, space, lifetime, proxy=proxy, reclaim=reclaim)
-        if self._conflicts_locally(domain, space):
+        conflict = self._local_conflict(domain, space)
+        if conflict is not None:
             own.fire(Trigger.LOCAL_CONFLICT)
-            self._events.append(ClaimFailed(handle, FailureReason.LOCAL_CONFLICT, domain, space))
+            self._events.append(ClaimFailed(handle, conflict[0], domain, space, conflict[1]))
             return handle
         self._claims[handle] = own
         self._index_claim(own)
@@ -272,18 +273,22 @@ class Engine(Forwarder):
                 return own
         return None
 
-    def _conflicts_locally(self, domain: DomainID, space: UIDSpace) -> bool:
+    def _local_conflict(
+        self, domain: DomainID, space: UIDSpace
+    ) -> tuple[FailureReason, int | None] | None:
+        """Why a new claim of ``space`` fails at once, and the proxied claimant if any."""
         # §2.4.1: "a claim will immediately fail if a conflicting claim already exits on
         # the local device". Choice: claims in progress and proxy-defended claims count
         # too, as this device would deny (or resolve) a Claim-Attempt for either. This
-        # keeps the intervals of one domain's own claims disjoint (see index.py).
+        # keeps the intervals of one domain's own claims disjoint (see index.py). A
+        # proxied one is reported as such, naming its claimant (§5.1).
         if self._claims_meeting(domain, space):
-            return True
+            return FailureReason.LOCAL_CONFLICT, None
         interval = NumberSpace.generic(domain).interval(space)
-        return any(
-            intervals_overlap(record.interval, interval)
-            for record in self._proxies.in_domain(domain)
-        )
+        for record in self._proxies.in_domain(domain):
+            if intervals_overlap(record.interval, interval):
+                return FailureReason.PROXY_DEFENDED, record.claimant
+        return None
 
     def _start_run(self, own: OwnClaim, trigger: Trigger | None, now: float) -> None:
         """Begin a run of Claim-Attempt floods (a new claim, or a reclaim of a held one)."""

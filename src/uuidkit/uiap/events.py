@@ -54,10 +54,13 @@ class FailureReason(enum.Enum):
     SIMULTANEOUS_CLAIM = "simultaneous-claim"
     #: This new claim met a conflicting reclaim, and the reclaim takes precedence (§4.2.2.2).
     PREEMPTED_BY_RECLAIM = "preempted-by-reclaim"
-    #: The space conflicts with a claim this device already holds, claims or proxy-defends
-    #: (§2.4.1: "a claim will immediately fail if a conflicting claim already exits on the
-    #: local device").
+    #: The space conflicts with a claim this device already holds or claims (§2.4.1: "a
+    #: claim will immediately fail if a conflicting claim already exits on the local
+    #: device").
     LOCAL_CONFLICT = "local-conflict"
+    #: The space conflicts with a claim this device proxy-defends for another device
+    #: (§5.1); ``ClaimFailed.holder`` is that claimant's device ID.
+    PROXY_DEFENDED = "proxy-defended"
 
 
 class LossReason(enum.Enum):
@@ -121,6 +124,9 @@ class DropReason(enum.Enum):
     #: A further Claim-Deny for a flood of ours already denied: a copy (``copies``) or a
     #: second defender.
     DENY_COPY = "deny-copy"
+    #: A datagram carrying a MAC trailer (``uuidkit.uiap.auth``) reached an engine with
+    #: no site key: a keyed site shares the link (the site is split), not garbage.
+    AUTH_UNEXPECTED = "auth-unexpected"
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +155,8 @@ class ClaimFailed:
     reason: FailureReason
     domain: DomainID
     space: UIDSpace
+    #: For ``PROXY_DEFENDED``: the device ID of the claimant this device defends.
+    holder: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING, Final
 
 from uuidkit.errors import DecodeError, EngineError, UnsupportedVersion
+from uuidkit.uiap.auth import TRAILER_OCTETS, looks_sealed
 from uuidkit.uiap.codec import HEADER_FIELDS, as_encoded, decode, encode, with_hop_limit
 from uuidkit.uiap.constants import HEADER_LENGTH_OCTETS, UIAP_HOP_LIMIT, UIAP_VERSION
 from uuidkit.uiap.engine_types import MULTICAST, EngineConfig, EngineStats, Transmit
@@ -153,7 +154,12 @@ class Forwarder:
             self._drop(DropReason.UNSUPPORTED_VERSION, interface, source)
             return
         except DecodeError:
-            self._drop(DropReason.MALFORMED, interface, source)
+            # A keyed site's datagram is counted as such, so a missing or wrong key does
+            # not look like garbage on the wire.
+            sealed = looks_sealed(data) and _decodes(data[:-TRAILER_OCTETS])
+            self._drop(
+                DropReason.AUTH_UNEXPECTED if sealed else DropReason.MALFORMED, interface, source
+            )
             return
         if message.type is MessageType.CLAIM_ATTEMPT:
             self._on_attempt(message, data, interface, source, now)
@@ -458,6 +464,14 @@ class Forwarder:
         self._emit(
             DeviceIDConflictSuspected(message.sequence, interface, source, resequenced=close)
         )
+
+
+def _decodes(data: bytes) -> bool:
+    try:
+        decode(data)
+    except DecodeError:
+        return False
+    return True
 
 
 def _looks_like_attempt(data: bytes) -> bool:
