@@ -132,6 +132,13 @@ class EngineConfig:
     interface_burst: int = 2000
     #: Per-source rate buckets kept at most (least recently used forgotten first).
     max_tracked_sources: int = 1024
+    #: Flood records kept at most for Claim-Attempts over a rate limit, apart from the
+    #: others; 0 to neither record nor forward those. Such an attempt is still compared
+    #: and denied, and is now recorded here (the oldest forgotten first) and forwarded
+    #: (§4.2.2.1 "MUST forward"), so a full bucket never stops a relay forwarding honest
+    #: floods or relaying their denies; it creates no proxy record. A flood of them churns
+    #: only this table, never the records of admitted floods.
+    max_overflow_records: int = 4096
     #: Runs of our own sequence numbers remembered for §9 (one per jump away from a
     #: device sharing our ID), at most; older runs are forgotten.
     max_sequence_runs: int = 16
@@ -212,6 +219,9 @@ class EngineConfig:
         for name, value in counts.items():
             if type(value) is not int or value < 1:
                 raise EngineError(f"{name} must be an int >= 1, got {value!r}")
+        overflow = self.max_overflow_records
+        if type(overflow) is not int or overflow < 0:
+            raise EngineError(f"max_overflow_records must be an int >= 0, got {overflow!r}")
         rates = {
             "source_rate": self.source_rate,
             "interface_rate": self.interface_rate,
@@ -263,6 +273,8 @@ class EngineStats:
     flood_records_evicted: int = 0
     #: Network-caused events not queued because ``max_queued_events`` were waiting.
     events_dropped: int = 0
+    #: Claim-Attempts over a rate limit that were forwarded anyway (recorded apart).
+    forwarded_over_budget: int = 0
 
 
 def check_time(now: object) -> None:

@@ -85,6 +85,8 @@ class Forwarder:
         #: Other devices' floods (capped) and this device's own (never evicted, §4.2.2.3).
         self._floods = FloodTable(config.flood_record_lifetime, config.max_flood_records)
         self._own_floods = FloodTable(config.flood_record_lifetime)
+        #: Records of Claim-Attempts over a rate limit (``max_overflow_records``).
+        self._overflow = FloodTable(config.flood_record_lifetime, config.max_overflow_records)
         self._limiter = RateLimiter(
             config.source_rate,
             config.source_burst,
@@ -131,6 +133,7 @@ class Forwarder:
             return
         self._floods.expire(now)
         self._own_floods.expire(now)
+        self._overflow.expire(now)
         if isinstance(data, bytearray | memoryview):
             # The octets as decode() reads them, for the Message ID check too.
             data = bytes(data)
@@ -142,7 +145,7 @@ class Forwarder:
             refused = self._limiter.admit(interface, source, now)
             if refused is not None:
                 self._drop(refused, interface, source)
-                self._defend_unrecorded(data, interface, source, now)
+                self._over_budget(data, interface, source, now)
                 return
         try:
             # No domain's own rules here: §4.2.2.1 "MUST forward" every Claim-Attempt that
@@ -209,7 +212,10 @@ class Forwarder:
             table = self._own_floods
             record = table.get_by_value(value)
             if record is None:
-                return False
+                table = self._overflow
+                record = table.get_by_value(value)
+                if record is None:
+                    return False
         # §2.4.2: "If device has already seen this Claim-Attempt message: Update last
         # received time. Discard message."
         table.touch(record, now)
@@ -348,21 +354,33 @@ class Forwarder:
         self.stats.denied += 1
         self._send([Transmit(interface, sender, deny)], now)
 
-    def _defend_unrecorded(
-        self, data: bytes, interface: Hashable, source: Hashable, now: float
-    ) -> None:
-        """A rate-limited Claim-Attempt is neither recorded nor forwarded (it would cost
-        state), but this device still defends its own claims against it: the limits bound
-        what the network can make us remember, never whether we deny (§4.2.2.1 "the device
-        MUST send back a Claim-Deny"). The deny goes straight back to the sender."""
+    def _over_budget(self, data: bytes, interface: Hashable, source: Hashable, now: float) -> None:
+        """A Claim-Attempt over a rate limit: compared and denied like any (§4.2.2.1 "the
+        device MUST send back a Claim-Deny"), recorded apart in a capped table, and
+        forwarded (§4.2.2.1 "MUST forward"), so a spent budget never stops a relay. It
+        makes no proxy record and no event but its drop count. The limits bound what the
+        network can make us remember in the main tables, never whether we deny or forward.
+        With ``max_overflow_records=0`` it is neither recorded nor forwarded, and a deny
+        goes straight back to the sender."""
         try:
             message = decode(data)
         except DecodeError:
             return  # counted already as rate-limited
         if message.device_id == self.device_id:
             return  # ours, or a device sharing our ID: §9 needs the record we do not keep
+        if self.config.max_overflow_records == 0:
+            if self._must_deny(message):
+                self._deny_to(message, data, interface, source, now)
+            return
+        record = FloodRecord(message.message_id, interface, source, now, now)
+        self._overflow.add(record)
         if self._must_deny(message):
-            self._deny_to(message, data, interface, source, now)
+            self._send_deny(message, data, record, now)
+            return
+        # §4.2.2.1: "the device MUST forward the Claim-Attempt": a spent budget bounds what
+        # is remembered (this table is capped apart), never what is forwarded.
+        self.stats.forwarded_over_budget += 1
+        self._forward_attempt(message, data, interface, now)
 
     def _forward_attempt(
         self, message: Message, received: bytes, arrival: Hashable, now: float
@@ -398,7 +416,12 @@ class Forwarder:
         now: float,
     ) -> None:
         self.stats.denies_received += 1
-        record = self._floods.get(message.message_id) or self._own_floods.get(message.message_id)
+        message_id = message.message_id
+        record = (
+            self._floods.get(message_id)
+            or self._own_floods.get(message_id)
+            or self._overflow.get(message_id)
+        )
         if record is None:
             if message.device_id == self.device_id and not self._sequences.was_issued(
                 message.sequence
