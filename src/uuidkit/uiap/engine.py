@@ -72,7 +72,7 @@ from uuidkit.uiap.index import DomainClaims
 from uuidkit.uiap.message import Message, MessageType
 from uuidkit.uiap.proxy import ProxyKey, ProxyRecord, ProxyTable
 from uuidkit.uiap.records import TimerQueue
-from uuidkit.uiap.space import Interval, NumberSpace, UIDSpace, intervals_overlap
+from uuidkit.uiap.space import Interval, NumberSpace, UIDSpace
 
 if TYPE_CHECKING:
     import random
@@ -285,9 +285,8 @@ class Engine(Forwarder):
         if self._claims_meeting(domain, space):
             return FailureReason.LOCAL_CONFLICT, None
         interval = NumberSpace.generic(domain).interval(space)
-        for record in self._proxies.in_domain(domain):
-            if intervals_overlap(record.interval, interval):
-                return FailureReason.PROXY_DEFENDED, record.claimant
+        for record in self._proxies.meeting(domain, interval):
+            return FailureReason.PROXY_DEFENDED, record.claimant
         return None
 
     def _start_run(self, own: OwnClaim, trigger: Trigger | None, now: float) -> None:
@@ -524,14 +523,13 @@ class Engine(Forwarder):
 
     def _proxy_denies(self, message: Message, incoming: Interval) -> bool:
         deny = False
-        for record in self._proxies.in_domain(message.domain):
+        for record in self._proxies.meeting(message.domain, incoming):
             # §5.1: "A device providing proxy defense MUST NOT defend the claim against
             # the original claimant."
             if record.claimant == message.device_id:
                 continue
-            if intervals_overlap(record.interval, incoming):
-                deny = True
-                self._emit(ProxyDefended(record.claimant, message.device_id, message.sequence))
+            deny = True
+            self._emit(ProxyDefended(record.claimant, message.device_id, message.sequence))
         return deny
 
     def _forget_claim(self, handle: int) -> OwnClaim | None:
@@ -580,10 +578,10 @@ class Engine(Forwarder):
             return
         if message.device_id == self.device_id:
             return
-        if self._proxies.full_for(message):
+        interval = NumberSpace.generic(message.domain).interval(message.space)
+        if self._proxies.full_for(message, interval):
             self._drop(DropReason.PROXY_TABLE_FULL, interface, source)
             return
-        interval = NumberSpace.generic(message.domain).interval(message.space)
         record, previous = self._proxies.remember(message, now, interval)
         same_claim = record is not None and previous is not None and previous.space == record.space
         if previous is not None:

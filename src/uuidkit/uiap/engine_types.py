@@ -114,8 +114,12 @@ class EngineConfig:
     max_proxy_records: int = 1024
     #: Seconds a proxied claim is defended at most from receipt, whatever its Lifetime
     #: (infinite included); ``None`` for no cap. §5.1: a proxy "MAY stop defending a
-    #: claim at any earlier time". Choice: one hour; a claimant that wants more reclaims.
-    max_proxy_lifetime: float | None = 3600.0
+    #: claim at any earlier time". Choice: 24 s, three re-verification intervals: a
+    #: uuidkit claimant re-announces X+R with every re-verification (6-8 s), so its
+    #: proxies stay refreshed, while one forged X+R datagram blocks a range for 24 s, not
+    #: an hour. A site with a key (forgeries never reach the engine) may raise it;
+    #: ``draft_only()`` keeps the hour (a draft-only claimant announces once).
+    max_proxy_lifetime: float | None = 24.0
     #: New Claim-Attempts admitted per second from one (interface, source), and the
     #: bucket size in Claim-Attempts; ``None`` disables the limit. Copies of known floods
     #: and Claim-Denies are not limited. Choice: 100/s, bursts of 500 -- a claim is three
@@ -174,7 +178,12 @@ class EngineConfig:
 
         References: UIAP §2.1.2, §4.2.2.2, §4.3.2.
         """
-        fields: dict[str, object] = {"copies": 1, "verify_interval": None, "tie_break": False}
+        fields: dict[str, object] = {
+            "copies": 1,
+            "verify_interval": None,
+            "tie_break": False,
+            "max_proxy_lifetime": 3600.0,
+        }
         fields.update(overrides)
         return cls(**fields)  # type: ignore[arg-type]
 
