@@ -73,6 +73,7 @@ from uuidkit.uiap.message import Message, MessageType
 from uuidkit.uiap.proxy import ProxyKey, ProxyRecord, ProxyTable
 from uuidkit.uiap.records import TimerQueue
 from uuidkit.uiap.space import Interval, NumberSpace, UIDSpace
+from uuidkit.uiap.verification import HeldClaimChecks
 
 if TYPE_CHECKING:
     import random
@@ -89,12 +90,9 @@ __all__ = [
 
 #: Claim Reference Numbers are 32-bit (UIAP §4.1).
 _REFERENCE_MODULUS: Final = 1 << 32
-#: Announcement and re-verification runs remembered per claim (a deny for any of them,
-#: within a flood record's lifetime, means another device defends the space).
-_PROBE_RUNS_KEPT: Final = 4
 
 
-class Engine(Forwarder):
+class Engine(HeldClaimChecks, Forwarder):
     """The UIAP behaviour of one device: claims, flooding, denying, proxy defense.
 
     Receiving, forwarding and relaying (``receive_datagram``, ``add_interface``,
@@ -219,24 +217,6 @@ class Engine(Forwarder):
         if top is None:
             return copy
         return top[0] if copy is None or top[0] < copy else copy
-
-    def interface_up(self, interface: Hashable, now: float) -> None:
-        """``interface`` came up (or appeared): add it, and re-verify every held claim now.
-
-        Beyond the draft: a merge that this device's own link causes is found within a
-        round trip, not at the next periodic re-verification (``verify_interval``); with
-        ``verify_interval=None`` (the draft) only the interface is added.
-
-        References: UIAP §2.1.2, §2.4.3 ("active interface"), §4.4.
-        """
-        check_time(now)
-        self._run_due(now)
-        self.add_interface(interface)
-        if self.config.verify_interval is None:
-            return
-        for own in list(self._claims.values()):
-            if own.state is ClaimState.HELD:
-                self._verify(own, now)
 
     # ------------------------------------------------------------------ own claims
 
@@ -375,33 +355,6 @@ class Engine(Forwarder):
         if own.verify_timer == 0:
             self._schedule_verify(own, at)
 
-    # ------------------------------------------------------------------ re-verification
-
-    def _schedule_verify(self, own: OwnClaim, at: float) -> None:
-        interval = self.config.verify_interval
-        if interval is None:
-            return
-        # Beyond the draft: a wait drawn from [0.75, 1] x verify_interval, so holders
-        # that merge do not re-verify in step, and a merge is found within the interval
-        # whatever the lifetime.
-        wait = interval * (0.75 + 0.25 * self._rng.random())
-        self._timers.cancel(own.verify_timer)
-        own.verify_timer = self._timers.push(at + wait, -own.handle)
-
-    def _verify(self, own: OwnClaim, at: float) -> None:
-        """Re-verify a held claim: one Claim-Attempt with R set (X too when proxied), as a
-        reclaim (§4.4), that changes nothing unless it is denied (then the claim is lost,
-        ``VERIFICATION_DENIED``) or, while it waits for an answer (a reclaim's time),
-        meets another device's re-verification or reclaim (then the tie-break decides)."""
-        if own.state is ClaimState.HELD:
-            config = self.config
-            own.probing_until = at + config.reclaim_attempts * config.claim_period
-            own.probing_until += config.claim_timeout
-            own.run += 1
-            own.probe_runs = (*own.probe_runs[1 - _PROBE_RUNS_KEPT :], own.run)
-            self._send_attempt(own, at, announce=True)
-        self._schedule_verify(own, at)
-
     def _fail(
         self,
         own: OwnClaim,
@@ -502,24 +455,6 @@ class Engine(Forwarder):
         elif conflict.deny:
             self._emit(ClaimDefended(own.handle, message.device_id, message.sequence))
         return conflict.deny
-
-    def _tie_break(self, own: OwnClaim, message: Message) -> bool:
-        """Two claimants that both believe they hold the space re-assert it at once (both
-        send R, §4.4, and each is still waiting for its own answer): the larger
-        Originating Device ID keeps it, as mDNS's lexicographic rule picks one winner
-        (RFC 6762 §9). Both compute the same answer from the message alone. The winner
-        denies; the loser yields at once and does not deny, so the winner's claim is not
-        denied too (the draft's §4.2.2.2 makes both lose). A holder that is not
-        re-asserting denies, as the draft says (§4.2.2.1), and the reclaimer loses."""
-        winner = message.device_id
-        if winner < self.device_id:
-            self._emit(ClaimDefended(own.handle, winner, message.sequence))
-            return True
-        if own.in_progress:
-            self._fail(own, Trigger.LOST_SIMULTANEOUS, FailureReason.SIMULTANEOUS_CLAIM, winner)
-        else:
-            self._lose(own, LossReason.YIELDED, winner)
-        return False
 
     def _proxy_denies(self, message: Message, incoming: Interval) -> bool:
         deny = False
