@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from engine_wire import DOMAIN, attempt, inject, unique
+from engine_wire import DOMAIN, attempt, inject, span, unique
 
 from uuidkit.uiap import (
     ClaimFailed,
@@ -117,3 +117,20 @@ def test_a_keyless_engine_counts_a_keyed_sites_datagrams_apart_from_garbage() ->
     engine.receive_datagram(sealed[:1] + bytes(len(sealed) - 3) + sealed[-2:], "a", 2, 0.0)
     assert engine.stats.dropped[DropReason.AUTH_UNEXPECTED] == 1
     assert engine.stats.dropped[DropReason.MALFORMED] == 1
+
+
+def test_one_forged_announcement_blocks_a_range_for_three_verify_intervals_at_most() -> None:
+    # Without a key nobody can tell a forged X+R from a real one (§7); an honest uuidkit
+    # claimant re-announces with every re-verification (at most verify_interval apart), so
+    # a proxy needs to defend only a few intervals past the last announcement.
+    assert UUIDKIT.verify_interval is not None and UUIDKIT.max_proxy_lifetime is not None
+    assert UUIDKIT.max_proxy_lifetime <= 3 * UUIDKIT.verify_interval
+    engine = Engine(8, random.Random(0), UUIDKIT)
+    engine.add_interface("a")
+    forged = attempt(66, 5, span(0, 255), proxy=True, reclaim=True, lifetime=0xFFFF_FFFF)
+    inject(engine, forged, "a", 1, 0.0)
+    blocked = UUIDKIT.max_proxy_lifetime
+    inject(engine, attempt(2, 1, unique(7)), "a", 2, blocked - 0.1)
+    assert engine.stats.denied == 1  # still defended just before
+    inject(engine, attempt(2, 2, unique(7)), "a", 2, blocked)
+    assert engine.stats.denied == 1  # and no longer at the end
