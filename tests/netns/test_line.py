@@ -15,6 +15,9 @@ from netns_topology import DOMAIN, FAST, Network, NodeProcess
 
 #: UIAP §2.4.1: a new claim sends three Claim-Attempt floods (the engine's default).
 FLOODS_PER_CLAIM = 3
+#: These tests count the draft's datagrams one by one: engines with the draft's behaviour
+#: only (no copies, no re-verification; docs/uiap.md "Beyond the draft").
+DRAFT = {**FAST, "engine": {"copies": 1, "verify_interval": None, "tie_break": False}}
 
 
 def _line(network: Network) -> None:
@@ -37,7 +40,7 @@ def _delta(before: dict[str, Any], after: dict[str, Any], key: str) -> int:
 def test_line_of_four_forwarding_deny_path_and_hop_limit(network: Network) -> None:
     _line(network)
     interfaces = {"a": ["e0"], "b": ["e0", "e1"], "c": ["e0", "e1"], "d": ["e0"]}
-    nodes = network.start_nodes({h: {"interfaces": i, **FAST} for h, i in interfaces.items()})
+    nodes = network.start_nodes({h: {"interfaces": i, **DRAFT} for h, i in interfaces.items()})
 
     # A claim nobody contests floods the whole line: each middle host forwards each flood
     # once, out its other interface only; in a line no one ever sees a copy twice.
@@ -69,7 +72,7 @@ def test_line_of_four_forwarding_deny_path_and_hop_limit(network: Network) -> No
 def test_hop_limit_is_respected(network: Network) -> None:
     _line(network)
     interfaces = {"b": ["e0", "e1"], "c": ["e0", "e1"], "d": ["e0"]}
-    nodes = network.start_nodes({h: {"interfaces": i, **FAST} for h, i in interfaces.items()})
+    nodes = network.start_nodes({h: {"interfaces": i, **DRAFT} for h, i in interfaces.items()})
     assert nodes["d"].claim(DOMAIN, {"unique": "03"})["result"] == "succeeded"
     # a sends its floods with Hop Limit 1: b receives 1 and forwards 0; c processes the
     # 0 and must not forward it, so d, which holds the space, never hears of the claim.
@@ -95,7 +98,7 @@ def test_a_loop_floods_each_interface_once(network: Network) -> None:
     network.link("a", "e0", "b", "e0")
     network.link("b", "e1", "c", "e0")
     network.link("c", "e1", "a", "e1")
-    both = {"interfaces": ["e0", "e1"], **FAST}
+    both = {"interfaces": ["e0", "e1"], **DRAFT}
     nodes = network.start_nodes({host: both for host in "abc"})
     before = {h: _engine(n) for h, n in nodes.items()}
     assert nodes["b"].claim(DOMAIN, {"unique": "04"})["result"] == "succeeded"

@@ -21,7 +21,12 @@ from uuidkit.testing import (
     predict_wrong_grants,
     topologies,
 )
+from uuidkit.testing.engines import engine_factory
 from uuidkit.uiap import UIAP_NEW_CLAIM_ATTEMPTS, DomainID, UIDSpace
+from uuidkit.uiap.engine import EngineConfig
+
+#: The draft's behaviour only: these scenarios pin the draft's mechanics.
+DRAFT_FACTORY = engine_factory(EngineConfig.draft_only(drop_events=False))
 
 DOMAIN = DomainID.parse("fff:0:1:0")
 
@@ -34,7 +39,13 @@ LOSSES = [0.1, 0.3]
 def test_loss_on_a_random_50_device_graph(loss: float) -> None:
     claims = 1000
     scenario = Scenario(
-        topology="random", devices=50, degree=3, claims=claims, seed=11, link=LinkConfig(loss=loss)
+        topology="random",
+        devices=50,
+        degree=3,
+        claims=claims,
+        seed=11,
+        link=LinkConfig(loss=loss),
+        engine=EngineConfig.draft_only(drop_events=False),
     )
     sim = build_simulator(scenario)
     report = sim.run()
@@ -120,7 +131,12 @@ def test_without_loss_no_two_devices_ever_hold_overlapping_spaces(
 ) -> None:
     devices, degree, seed = shape
     topology = topologies.random_graph(devices, degree, random.Random(seed))
-    sim = Simulator(topology, seed=seed, link=LinkConfig(jitter=jitter, duplicate=duplicate))
+    sim = Simulator(
+        topology,
+        engine_factory=DRAFT_FACTORY,
+        seed=seed,
+        link=LinkConfig(jitter=jitter, duplicate=duplicate),
+    )
     _schedule_claims(sim, devices, schedule)
     report = sim.run(max_events=100_000)
     assert report.wrongly_granted == 0, f"seed {seed}"
@@ -132,7 +148,7 @@ def test_without_loss_no_two_devices_ever_hold_overlapping_spaces(
 # so device 0's later claim is rightly granted. Fails if the simulator ignores ClaimLost.
 def test_a_lost_claim_is_no_longer_held() -> None:
     topology = topologies.random_graph(2, 1.0, random.Random(0))
-    sim = Simulator(topology, seed=0, link=LinkConfig())
+    sim = Simulator(topology, engine_factory=DRAFT_FACTORY, seed=0, link=LinkConfig())
     zero_lifetime_claims = [(0, 0, 0, 0, 0, False, False)] * 4
     schedule = [
         *zero_lifetime_claims,
@@ -164,7 +180,9 @@ def test_with_loss_and_crashes_every_claim_still_returns_a_result(
 ) -> None:
     devices, degree, seed = shape
     topology = topologies.random_graph(devices, degree, random.Random(seed))
-    sim = Simulator(topology, seed=seed, link=LinkConfig(loss=loss, jitter=0.004))
+    sim = Simulator(
+        topology, engine_factory=DRAFT_FACTORY, seed=seed, link=LinkConfig(loss=loss, jitter=0.004)
+    )
     _schedule_claims(sim, devices, schedule)
     for device, quarter_seconds, down_for, keep_state in crashes:
         sim.crash(device % devices, at=quarter_seconds / 4, keep_state=keep_state)

@@ -61,7 +61,7 @@ def test_a_scenario_file_round_trip(tmp_path: Path) -> None:
         (0, ClaimOutcome.DENIED, "denied"),
         # Device 2 forwarded that X+R reclaim and proxy-defends it: §5.1 proxies cannot
         # know it was denied ("at the expense of some false Claim-Deny messages").
-        (2, ClaimOutcome.DENIED, "local-conflict"),
+        (2, ClaimOutcome.DENIED, "proxy-defended"),
     ]
     assert sim.records[1].lifetime == 60 and sim.records[0].lifetime == 120
     assert sim.records[3].space == UIDSpace.range(b"\x20", b"\x30")

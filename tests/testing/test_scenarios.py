@@ -13,8 +13,13 @@ import random
 import pytest
 
 from uuidkit.testing import ClaimOutcome, ClaimRecord, Simulator, topologies
+from uuidkit.testing.engines import engine_factory
 from uuidkit.testing.topologies import BRIDGE, Topology
 from uuidkit.uiap import DomainID, UIDSpace
+from uuidkit.uiap.engine import EngineConfig
+
+#: The draft's behaviour only: these scenarios pin the draft's mechanics.
+DRAFT_FACTORY = engine_factory(EngineConfig.draft_only(drop_events=False))
 
 DOMAIN = DomainID.parse("fff:0:1:0")
 SPACE = UIDSpace.unique(b"\x2a")
@@ -28,14 +33,18 @@ def result(record: ClaimRecord) -> tuple[ClaimOutcome | None, str | None, float 
 
 def two_sites() -> Simulator:
     """Devices 0-2 and 3-5, each site a line; the bridge joins 0 and 3 and starts down."""
-    return Simulator(topologies.two_sites(topologies.line(3), topologies.line(3)), seed=1)
+    return Simulator(
+        topologies.two_sites(topologies.line(3), topologies.line(3)),
+        engine_factory=DRAFT_FACTORY,
+        seed=1,
+    )
 
 
 # ---------------------------------------------------------------- §2.4 pseudo-code paths
 
 
 def test_a_claim_nobody_denies_succeeds_after_the_timeout() -> None:
-    sim = Simulator(topologies.line(3), seed=1)
+    sim = Simulator(topologies.line(3), engine_factory=DRAFT_FACTORY, seed=1)
     record = sim.claim(1, DOMAIN, SPACE)
     report = sim.run(until=10.0)
     assert result(record) == (GRANTED, None, 2.5)
@@ -45,7 +54,7 @@ def test_a_claim_nobody_denies_succeeds_after_the_timeout() -> None:
 
 
 def test_a_neighbour_denies() -> None:
-    sim = Simulator(topologies.line(2), seed=1)
+    sim = Simulator(topologies.line(2), engine_factory=DRAFT_FACTORY, seed=1)
     sim.claim(0, DOMAIN, SPACE)
     record = sim.claim(1, DOMAIN, SPACE, at=5.0)
     sim.run(until=10.0)
@@ -53,7 +62,7 @@ def test_a_neighbour_denies() -> None:
 
 
 def test_a_device_five_hops_away_denies_and_the_deny_retraces_the_path() -> None:
-    sim = Simulator(topologies.line(6), seed=1)
+    sim = Simulator(topologies.line(6), engine_factory=DRAFT_FACTORY, seed=1)
     sim.claim(0, DOMAIN, SPACE)
     record = sim.claim(5, DOMAIN, SPACE, at=5.0)
     sim.run(until=20.0)
@@ -66,7 +75,7 @@ def test_a_device_five_hops_away_denies_and_the_deny_retraces_the_path() -> None
 
 
 def test_a_conflicting_claim_of_our_own_fails_at_once() -> None:
-    sim = Simulator(topologies.line(2), seed=1)
+    sim = Simulator(topologies.line(2), engine_factory=DRAFT_FACTORY, seed=1)
     sim.claim(0, DOMAIN, SPACE)
     record = sim.claim(0, DOMAIN, UIDSpace.range(b"\x20", b"\x30"), at=5.0)
     report = sim.run(until=10.0)
@@ -78,7 +87,7 @@ def test_a_conflicting_claim_of_our_own_fails_at_once() -> None:
 
 
 def flood_once(topology: Topology, origin: int) -> Simulator:
-    sim = Simulator(topology, seed=1)
+    sim = Simulator(topology, engine_factory=DRAFT_FACTORY, seed=1)
     sim.claim(origin, DOMAIN, SPACE)
     sim.run(until=10.0)
     return sim
@@ -121,7 +130,7 @@ def test_hop_limit_32_on_a_line_of_40() -> None:
 @pytest.mark.parametrize(("holder", "outcome"), [(33, DENIED), (34, GRANTED)])
 def test_a_holder_beyond_the_hop_limit_cannot_defend(holder: int, outcome: ClaimOutcome) -> None:
     # The documented limit (docs/simulator.md): a site wider than 32 hops is two sites.
-    sim = Simulator(topologies.line(40), seed=1)
+    sim = Simulator(topologies.line(40), engine_factory=DRAFT_FACTORY, seed=1)
     sim.claim(holder, DOMAIN, SPACE)
     record = sim.claim(0, DOMAIN, SPACE, at=5.0)
     report = sim.run(until=20.0)
@@ -149,7 +158,7 @@ def test_simultaneous_claims(
     expect_a: tuple[ClaimOutcome, str | None],
     expect_b: tuple[ClaimOutcome, str | None],
 ) -> None:
-    sim = Simulator(topologies.line(hops + 1), seed=1)
+    sim = Simulator(topologies.line(hops + 1), engine_factory=DRAFT_FACTORY, seed=1)
     a = sim.claim(0, DOMAIN, SPACE, reclaim=reclaim_a)
     b = sim.claim(hops, DOMAIN, SPACE, reclaim=reclaim_b)
     report = sim.run(until=20.0)
@@ -162,7 +171,7 @@ def test_simultaneous_claims(
 
 
 def test_devices_that_are_not_claiming_forward_both_simultaneous_claims() -> None:
-    sim = Simulator(topologies.line(3), seed=1)
+    sim = Simulator(topologies.line(3), engine_factory=DRAFT_FACTORY, seed=1)
     sim.claim(0, DOMAIN, SPACE)
     sim.claim(2, DOMAIN, SPACE)
     sim.run(until=20.0)
@@ -233,7 +242,7 @@ def test_after_a_merge_simultaneous_reclaims_both_fail() -> None:
 def proxied_then_gone(claim_times: list[float], lifetime: int = 10) -> list[ClaimRecord]:
     """Device 0 claims with proxy enabled and leaves at 3 s; device 1 proxies; device 2 was
     cut off while the X+R reclaim went out (so it is not a proxy itself) and claims later."""
-    sim = Simulator(topologies.line(3), seed=1)
+    sim = Simulator(topologies.line(3), engine_factory=DRAFT_FACTORY, seed=1)
     sim.partition("l1", at=0.0)
     held = sim.claim(0, DOMAIN, SPACE, lifetime=lifetime, proxy=True)
     sim.crash(0, at=3.0)
@@ -261,7 +270,7 @@ def test_a_proxied_claim_with_lifetime_zero_is_not_defended() -> None:
 
 
 def test_a_proxy_never_denies_the_original_claimant() -> None:
-    sim = Simulator(topologies.line(3), seed=1)
+    sim = Simulator(topologies.line(3), engine_factory=DRAFT_FACTORY, seed=1)
     held = sim.claim(0, DOMAIN, SPACE, lifetime=10, proxy=True)
     again = sim.claim(0, DOMAIN, SPACE, at=5.0, lifetime=10, reclaim=True)
     sim.run(until=40.0)
@@ -274,7 +283,7 @@ def test_a_proxy_never_denies_the_original_claimant() -> None:
 
 def test_a_shared_device_id_is_suspected() -> None:
     # UIAP §9: two devices with one ID; each sees the other's floods as its own ID.
-    sim = Simulator(topologies.line(3), seed=1, device_ids=[7, 8, 7])
+    sim = Simulator(topologies.line(3), engine_factory=DRAFT_FACTORY, seed=1, device_ids=[7, 8, 7])
     sim.claim(0, DOMAIN, SPACE)
     sim.run(until=10.0)
     assert sim.event_counts["DeviceIDConflictSuspected"] >= 1
@@ -283,7 +292,7 @@ def test_a_shared_device_id_is_suspected() -> None:
 
 def test_releasing_a_reclaimed_claim_ends_the_hold() -> None:
     # The engine continues a reclaim of a held claim under the same handle (UIAP §4.4).
-    sim = Simulator(topologies.line(2), seed=1)
+    sim = Simulator(topologies.line(2), engine_factory=DRAFT_FACTORY, seed=1)
     first = sim.claim(0, DOMAIN, SPACE)
     again = sim.claim(0, DOMAIN, SPACE, at=5.0, reclaim=True)
     sim.release(first, at=10.0)
@@ -297,7 +306,7 @@ def test_releasing_a_reclaimed_claim_ends_the_hold() -> None:
 def test_a_reclaim_while_a_reclaim_is_in_progress() -> None:
     # The second reclaim finds no held claim (the first is in progress) and fails against
     # it locally (§2.4.1); the first must still report its result: no stuck claim.
-    sim = Simulator(topologies.line(2), seed=1)
+    sim = Simulator(topologies.line(2), engine_factory=DRAFT_FACTORY, seed=1)
     sim.claim(0, DOMAIN, SPACE)
     first = sim.claim(0, DOMAIN, SPACE, at=5.0, reclaim=True)
     second = sim.claim(0, DOMAIN, SPACE, at=5.5, reclaim=True)
@@ -309,7 +318,7 @@ def test_a_reclaim_while_a_reclaim_is_in_progress() -> None:
 
 def test_a_reclaim_at_the_instant_the_claim_succeeds() -> None:
     # The engine runs the due success inside claim(); it belongs to the first claim.
-    sim = Simulator(topologies.line(2), seed=1)
+    sim = Simulator(topologies.line(2), engine_factory=DRAFT_FACTORY, seed=1)
     first = sim.claim(0, DOMAIN, SPACE)
     again = sim.claim(0, DOMAIN, SPACE, at=2.5, reclaim=True)
     report = sim.run(until=20.0)

@@ -62,7 +62,7 @@ class Wire:
     """Engines joined by named links (shared segments); nothing moves until ``deliver``."""
 
     def __init__(self, config: EngineConfig | None = None) -> None:
-        self.config = config or EngineConfig()
+        self.config = config or EngineConfig.draft_only()
         self.engines: dict[int, Engine] = {}
         self.links: dict[str, list[int]] = {}
         self.log: list[Delivery] = []

@@ -229,3 +229,20 @@ def test_key_file_forms() -> None:
     keys = parse_key_file("# site\n7 " + KEY_A.hex() + "\n\n9 " + KEY_B.hex() + " send # new\n")
     assert keys == SiteKeys({7: KEY_A, 9: KEY_B}, 9)
     assert parse_key_file("3 " + KEY_A.hex()).send_key_id == 3
+
+
+def test_forged_datagrams_are_dropped_by_their_mac_before_any_per_sender_state() -> None:
+    # A flood of forgeries from ever-changing sources must cost no per-sender budget or
+    # table entry (the replay table, and behind it the engine's rate buckets): the MAC
+    # is checked first, so only datagrams of the site reach any per-source state.
+    receiver, forger = make(seed=2), make(SiteKeys({1: KEY_B}, 1), seed=3)
+    for host in range(10_000):
+        source = f"fe80::{host + 1:x}%veth0"
+        assert (
+            receiver.open(forger.seal(MESSAGE, source, GROUP, "veth0"), source, GROUP, "veth0")
+            is None
+        )
+    assert receiver.stats.dropped[AuthDrop.BAD_MAC] == 10_000
+    assert len(receiver._senders) == 0
+    honest = make(seed=1)
+    assert receiver.open(honest.seal(MESSAGE, SRC, GROUP, "veth0"), SRC, GROUP, "veth0") == MESSAGE

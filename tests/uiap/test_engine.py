@@ -41,13 +41,16 @@ from uuidkit.uiap.claims import (
     transitions_as_dot,
 )
 
+#: The draft's behaviour only: these tests pin the draft's mechanics (docs/uiap.md).
+DRAFT = EngineConfig.draft_only()
+
 # ---------------------------------------------------------------- configuration
 
 
 def test_config_defaults_are_the_drafts() -> None:
     # UIAP §10: UIAP_CLAIM_PERIOD 500 ms, UIAP_CLAIM_TIMEOUT 1 s; §2.4.1: 3 attempts;
     # §4.4: a single reclaim attempt; §4.1: hop limit 32.
-    config = EngineConfig()
+    config = EngineConfig.draft_only()
     assert (config.claim_period, config.claim_timeout) == (0.5, 1.0)
     assert (config.claim_attempts, config.reclaim_attempts, config.hop_limit) == (3, 1, 32)
 
@@ -64,26 +67,26 @@ def test_config_defaults_are_the_drafts() -> None:
 )
 def test_config_out_of_range_is_refused(fields: dict[str, float]) -> None:
     with pytest.raises(EngineError):
-        EngineConfig(**fields)  # type: ignore[arg-type]
+        EngineConfig.draft_only(**fields)
 
 
 def test_own_attempts_are_remembered_for_the_whole_claim() -> None:
     # §4.2.2.3: "a device MUST remember Claim-Attempt messages that it originates".
-    assert EngineConfig().longest_claim_seconds() == 2.5
+    assert EngineConfig.draft_only().longest_claim_seconds() == 2.5
     with pytest.raises(EngineError, match=r"exceed the longest claim \(5.0 s\)"):
-        EngineConfig(claim_period=1.0, claim_timeout=2.0, flood_record_lifetime=5.0)
-    EngineConfig(claim_period=1.0, claim_timeout=2.0, flood_record_lifetime=5.5)
+        EngineConfig.draft_only(claim_period=1.0, claim_timeout=2.0, flood_record_lifetime=5.0)
+    EngineConfig.draft_only(claim_period=1.0, claim_timeout=2.0, flood_record_lifetime=5.5)
 
 
 @pytest.mark.parametrize("device_id", [0, 1 << 64, -1])
 def test_device_id_must_fit_and_not_be_zero(device_id: int) -> None:
     # UIAP §4.1: "ID 0 (all bits 0) is reserved ... MUST NOT appear in a message".
     with pytest.raises(EngineError, match="device_id"):
-        Engine(device_id, random.Random(0))
+        Engine(device_id, random.Random(0), DRAFT)
 
 
 def test_claim_arguments_are_checked() -> None:
-    engine = Engine(1, random.Random(0))
+    engine = Engine(1, random.Random(0), DRAFT)
     with pytest.raises(EngineError, match="lifetime"):
         engine.claim(DOMAIN, unique(1), -1, 0.0)
     with pytest.raises(EngineError, match="lifetime"):
@@ -116,7 +119,7 @@ def test_new_claim_sends_three_attempts_then_succeeds_after_the_timeout() -> Non
 
 
 def test_claim_timeline_by_hand() -> None:
-    engine = Engine(1, random.Random(0))
+    engine = Engine(1, random.Random(0), DRAFT)
     engine.add_interface("a")
     engine.add_interface("b")
     engine.claim(DOMAIN, unique(5), 10, 0.0)
@@ -135,7 +138,9 @@ def test_claim_timeline_by_hand() -> None:
 def test_configured_counts_and_times_are_used() -> None:
     # §4.2.2.3: "A UIAP device MAY choose any appropriate values for the number of claim
     # attempts sent during a claim and the for the various times."
-    config = EngineConfig(claim_period=0.2, claim_timeout=0.3, claim_attempts=2, hop_limit=4)
+    config = EngineConfig.draft_only(
+        claim_period=0.2, claim_timeout=0.3, claim_attempts=2, hop_limit=4
+    )
     engine = Engine(1, random.Random(0), config)
     engine.add_interface("a")
     engine.claim(DOMAIN, unique(5), 10, 0.0)
@@ -149,7 +154,7 @@ def test_configured_counts_and_times_are_used() -> None:
 
 
 def test_a_late_caller_still_sees_every_deadline_in_order() -> None:
-    engine = Engine(1, random.Random(0))
+    engine = Engine(1, random.Random(0), DRAFT)
     engine.claim(DOMAIN, unique(5), 1, 0.0)
     engine.handle_timer(100.0)  # one call, long after everything was due
     kinds = [type(event) for event in iter(engine.next_event, None)]
@@ -158,7 +163,7 @@ def test_a_late_caller_still_sees_every_deadline_in_order() -> None:
 
 
 def test_lifetime_zero_succeeds_and_expires_at_once_and_infinite_never_expires() -> None:
-    engine = Engine(1, random.Random(0))
+    engine = Engine(1, random.Random(0), DRAFT)
     zero = engine.claim(DOMAIN, unique(1), 0, 0.0)
     forever = engine.claim(DOMAIN, unique(2), LIFETIME_INFINITE, 0.0)
     engine.handle_timer(1e9)
@@ -174,7 +179,7 @@ def test_lifetime_zero_succeeds_and_expires_at_once_and_infinite_never_expires()
 def test_conflict_with_a_claim_on_this_device_fails_at_once() -> None:
     # §2.4.1: "a claim will immediately fail if a conflicting claim already exits on the
     # local device".
-    engine = Engine(1, random.Random(0))
+    engine = Engine(1, random.Random(0), DRAFT)
     engine.add_interface("a")
     first = engine.claim(DOMAIN, span(1, 9), 60, 0.0)
     engine.datagrams_to_send()
@@ -203,14 +208,14 @@ def test_release_stops_the_claim_and_its_defense() -> None:
 
 
 def test_sequence_numbers_start_random_increment_per_flood_and_wrap() -> None:
-    engine = Engine(1, StartAt((1 << 32) - 2))
+    engine = Engine(1, StartAt((1 << 32) - 2), DRAFT)
     engine.add_interface("a")
     engine.claim(DOMAIN, unique(1), 60, 0.0)
     engine.handle_timer(1.0)
     sequences = [decode(t.data).sequence for t in engine.datagrams_to_send()]
     # §4.5.1: "MUST increment"; "0 is the sequence number that follows 2^32-1".
     assert sequences == [(1 << 32) - 2, (1 << 32) - 1, 0]
-    starts = {Engine(1, random.Random(seed))._sequences.current for seed in range(20)}
+    starts = {Engine(1, random.Random(seed), DRAFT)._sequences.current for seed in range(20)}
     assert len(starts) == 20
 
 
@@ -246,7 +251,9 @@ def test_docs_draw_the_same_state_table() -> None:
 
 
 def test_zero_period_and_timeout_still_send_every_attempt_once() -> None:
-    engine = Engine(1, random.Random(0), EngineConfig(claim_period=0.0, claim_timeout=0.0))
+    engine = Engine(
+        1, random.Random(0), EngineConfig.draft_only(claim_period=0.0, claim_timeout=0.0)
+    )
     engine.add_interface("a")
     handle = engine.claim(DOMAIN, unique(5), 10, 4.0)
     engine.handle_timer(4.0)

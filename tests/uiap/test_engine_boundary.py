@@ -115,7 +115,7 @@ def check_transmits(engine: Engine, sources: set[Hashable], denies: Counter[Mess
 def test_network_input_never_raises_and_invariants_hold(
     steps: list[tuple[object, ...]], seed: int, strict_domain: bool
 ) -> None:
-    config = EngineConfig(flood_record_lifetime=3.0)
+    config = EngineConfig.draft_only(flood_record_lifetime=3.0)
     # With ``strict_domain`` DOMAIN's specification is known: flat (no prefix claims),
     # octet aligned; decode() rejects what it forbids and the engine compares by it.
     domains = {DOMAIN: NumberSpace(DOMAIN, hierarchical=False)} if strict_domain else None

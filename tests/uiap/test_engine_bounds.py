@@ -32,6 +32,7 @@ from uuidkit.uiap import (
     ProxyDefenseEnded,
     ProxyDefenseStarted,
     UIDSpace,
+    decode,
     encode,
 )
 from uuidkit.uiap.limits import RateLimiter
@@ -60,6 +61,7 @@ def memory_bound(config: EngineConfig) -> int:
         config.max_flood_records * FLOOD_RECORD_BYTES
         + config.max_proxy_records * PROXY_RECORD_BYTES
         + config.max_tracked_sources * SOURCE_BUCKET_BYTES
+        + config.max_overflow_records * FLOOD_RECORD_BYTES
         + config.max_queued_events * QUEUED_EVENT_BYTES
         + FIXED_BYTES
     )
@@ -160,7 +162,7 @@ def test_a_forged_flood_stays_within_the_memory_bound_and_honest_claims_work(
     limits: str, forged_flood: list[bytes]
 ) -> None:
     unlimited = {"source_rate": None, "interface_rate": None}
-    config = EngineConfig(**(unlimited if limits == "off" else {}))  # type: ignore[arg-type]
+    config = EngineConfig.draft_only(**(unlimited if limits == "off" else {}))
     bound = memory_bound(config)
     site = Site(config)
     target, honest = site.target, site.honest
@@ -215,7 +217,7 @@ def test_a_forged_flood_stays_within_the_memory_bound_and_honest_claims_work(
 
 
 def test_flood_records_are_capped_but_own_floods_are_never_evicted() -> None:
-    config = EngineConfig(max_flood_records=50, source_rate=None, interface_rate=None)
+    config = EngineConfig.draft_only(max_flood_records=50, source_rate=None, interface_rate=None)
     engine = Engine(1, random.Random(0), config)
     engine.add_interface("a")
     handle = engine.claim(DOMAIN, unique(5), 60, 0.0)
@@ -236,7 +238,7 @@ def test_flood_records_are_capped_but_own_floods_are_never_evicted() -> None:
 
 
 def test_proxy_records_are_capped_and_their_lifetime_too() -> None:
-    config = EngineConfig(max_proxy_records=3, max_proxy_lifetime=100.0)
+    config = EngineConfig.draft_only(max_proxy_records=3, max_proxy_lifetime=100.0)
     engine = Engine(9, random.Random(0), config)
     engine.add_interface("a")
     for claimant in range(1, 6):
@@ -257,7 +259,9 @@ def test_proxy_records_are_capped_and_their_lifetime_too() -> None:
 def test_renewals_leave_the_timer_heap_small() -> None:
     # Each renewal of a proxy record (or reclaim of a claim) used to leave its old
     # deadline in the heap until it came due: one entry per renewal.
-    engine = Engine(9, random.Random(0), EngineConfig(source_rate=None, interface_rate=None))
+    engine = Engine(
+        9, random.Random(0), EngineConfig.draft_only(source_rate=None, interface_rate=None)
+    )
     engine.add_interface("a")
     handle = engine.claim(DOMAIN, unique(5), 100_000, 0.0)
     engine.handle_timer(5.0)
@@ -275,7 +279,7 @@ def test_renewals_leave_the_timer_heap_small() -> None:
 
 def test_sequence_runs_are_capped() -> None:
     # §9: forged messages with our device ID and a close sequence number make us jump.
-    config = EngineConfig(max_sequence_runs=4, source_rate=None, interface_rate=None)
+    config = EngineConfig.draft_only(max_sequence_runs=4, source_rate=None, interface_rate=None)
     engine = Engine(1, random.Random(0), config)
     engine.add_interface("a")
     for index in range(50):
@@ -286,7 +290,7 @@ def test_sequence_runs_are_capped() -> None:
 
 
 def test_network_events_are_capped_but_results_always_queue() -> None:
-    config = EngineConfig(max_queued_events=10)
+    config = EngineConfig.draft_only(max_queued_events=10)
     engine = Engine(9, random.Random(0), config)
     engine.add_interface("a")
     handle = engine.claim(DOMAIN, unique(5), 60, 0.0)
@@ -312,10 +316,10 @@ def test_token_buckets_refill_with_the_time_passed_in() -> None:
     assert limiter.admit("a", "s", 0.0) is DropReason.RATE_LIMITED_INTERFACE  # no refill back
 
 
-def test_a_rate_limited_attempt_is_still_denied_but_not_recorded_or_forwarded() -> None:
+def test_without_an_overflow_table_a_rate_limited_attempt_is_denied_but_not_forwarded() -> None:
     # The limits bound what we remember, never whether we defend (§4.2.2.1 "the device
     # MUST send back a Claim-Deny").
-    config = EngineConfig(source_rate=0.0, source_burst=2)
+    config = EngineConfig.draft_only(source_rate=0.0, source_burst=2, max_overflow_records=0)
     engine = Engine(9, random.Random(0), config)
     engine.add_interface("a")
     engine.add_interface("b")
@@ -334,3 +338,25 @@ def test_a_rate_limited_attempt_is_still_denied_but_not_recorded_or_forwarded() 
     assert deny.data == encode(conflicting.deny())
     assert engine.stats.dropped[DropReason.RATE_LIMITED_SOURCE] == 2
     assert engine.stats.attempts_received == 2  # nothing recorded past the burst
+
+
+def test_a_rate_limited_attempt_is_forwarded_and_its_deny_relayed_without_a_proxy_record() -> None:
+    # §4.2.2.1 "MUST forward": a spent budget never stops a relay. The attempt is recorded
+    # apart (max_overflow_records), so a deny coming back is relayed to its sender.
+    config = EngineConfig.draft_only(source_rate=0.0, source_burst=1)
+    engine = Engine(9, random.Random(0), config)
+    engine.add_interface("a")
+    engine.add_interface("b")
+    inject(engine, attempt(7, 1, unique(1)), "a", 7, 5.0)  # the burst
+    engine.datagrams_to_send()
+    over = attempt(7, 2, unique(9), proxy=True, reclaim=True, lifetime=600)
+    inject(engine, over, "a", 7, 5.0)
+    (forwarded,) = engine.datagrams_to_send()
+    assert forwarded.interface == "b" and decode(forwarded.data).message_id == over.message_id
+    assert engine.stats.forwarded_over_budget == 1
+    assert len(engine._proxies) == 0  # no proxy state from an attempt over budget
+    inject(engine, over, "a", 7, 5.0)  # a copy: known, not forwarded twice
+    assert engine.datagrams_to_send() == []
+    engine.receive_datagram(encode(over.deny()), "b", 3, 5.01)
+    (relayed,) = engine.datagrams_to_send()
+    assert (relayed.interface, relayed.destination) == ("a", 7)

@@ -32,11 +32,14 @@ from uuidkit.uiap import (
     encode,
 )
 
+#: The draft's behaviour only: these tests pin the draft's mechanics (docs/uiap.md).
+DRAFT = EngineConfig.draft_only()
+
 # ---------------------------------------------------------------- receiving, flooding (§2.4.2-3)
 
 
 def test_attempt_is_forwarded_out_every_other_interface_with_hop_limit_decremented() -> None:
-    engine = Engine(9, random.Random(0))
+    engine = Engine(9, random.Random(0), DRAFT)
     for name in ("a", "b", "c"):
         engine.add_interface(name)
     inject(engine, attempt(1, 100, unique(5), hop_limit=7), "a", 1, 0.0)
@@ -49,7 +52,7 @@ def test_attempt_is_forwarded_out_every_other_interface_with_hop_limit_decrement
 
 def test_hop_limit_zero_is_processed_but_never_forwarded() -> None:
     # §4.1: "Messages with a hop limit of 0 SHOULD be processed but MUST NOT be forwarded."
-    engine = Engine(9, random.Random(0))
+    engine = Engine(9, random.Random(0), DRAFT)
     engine.add_interface("a")
     engine.add_interface("b")
     engine.claim(DOMAIN, unique(7), 60, 0.0)
@@ -65,7 +68,7 @@ def test_hop_limit_zero_is_processed_but_never_forwarded() -> None:
 
 
 def test_known_message_is_dropped_including_a_copy_on_a_second_interface() -> None:
-    engine = Engine(9, random.Random(0), EngineConfig(hop_limit=32))
+    engine = Engine(9, random.Random(0), EngineConfig.draft_only(hop_limit=32))
     for name in ("a", "b", "c"):
         engine.add_interface(name)
     message = attempt(1, 100, unique(5))
@@ -82,7 +85,7 @@ def test_the_first_sender_is_the_one_a_deny_goes_back_to() -> None:
     # §4.2.2.1: "A device receiving multiple copies of a message MUST remember the sender
     # of the first copy"; §4.3.2: the Claim-Deny goes "out the same interface that the
     # matching Claim-Attempt was first received", to the recorded sender.
-    engine = Engine(9, random.Random(0))
+    engine = Engine(9, random.Random(0), DRAFT)
     engine.add_interface("a")
     engine.add_interface("b")
     message = attempt(1, 100, unique(5))
@@ -97,7 +100,7 @@ def test_the_first_sender_is_the_one_a_deny_goes_back_to() -> None:
 
 def test_flood_records_are_forgotten_after_their_lifetime_from_the_last_copy() -> None:
     # §4.2.2.1: remember the Message ID "for X seconds"; §2.4.2 "Update last received time".
-    engine = Engine(9, random.Random(0), EngineConfig(flood_record_lifetime=10.0))
+    engine = Engine(9, random.Random(0), EngineConfig.draft_only(flood_record_lifetime=10.0))
     engine.add_interface("a")
     engine.add_interface("b")
     message = attempt(1, 100, unique(5))
@@ -132,7 +135,7 @@ def test_own_flood_coming_back_is_never_taken_for_another_claim() -> None:
 
 
 def test_own_message_after_its_record_expired_is_dropped_quietly() -> None:
-    engine = Engine(1, StartAt(500))
+    engine = Engine(1, StartAt(500), DRAFT)
     engine.add_interface("a")
     engine.claim(DOMAIN, unique(5), 60, 0.0)
     (own,) = engine.datagrams_to_send()
@@ -194,7 +197,7 @@ def test_deny_retraces_the_path_hop_by_hop_from_five_hops_away() -> None:
 
 
 def test_at_most_one_deny_per_attempt_and_unmatched_denies_are_dropped() -> None:
-    engine = Engine(9, random.Random(0))
+    engine = Engine(9, random.Random(0), DRAFT)
     engine.add_interface("a")
     engine.add_interface("b")
     message = attempt(1, 100, unique(5))
@@ -210,7 +213,7 @@ def test_at_most_one_deny_per_attempt_and_unmatched_denies_are_dropped() -> None
 
 
 def test_deny_with_hop_limit_zero_or_towards_a_removed_interface_is_not_forwarded() -> None:
-    engine = Engine(9, random.Random(0))
+    engine = Engine(9, random.Random(0), DRAFT)
     for name in ("a", "b", "c"):
         engine.add_interface(name)
     inject(engine, attempt(1, 100, unique(5)), "a", 11, 0.0)
@@ -227,7 +230,7 @@ def test_deny_with_hop_limit_zero_or_towards_a_removed_interface_is_not_forwarde
 def test_deny_after_the_result_is_discarded() -> None:
     # §4.3.2: "If a result has already been returned to the application, the Claim-Deny
     # message MUST be discarded."
-    engine = Engine(1, random.Random(0))
+    engine = Engine(1, random.Random(0), DRAFT)
     engine.add_interface("a")
     handle = engine.claim(DOMAIN, unique(5), 60, 0.0)
     (first,) = engine.datagrams_to_send()
@@ -239,7 +242,7 @@ def test_deny_after_the_result_is_discarded() -> None:
 
 
 def test_datagrams_on_unknown_interfaces_and_bad_bytes_are_counted_and_dropped() -> None:
-    engine = Engine(9, random.Random(0))
+    engine = Engine(9, random.Random(0), DRAFT)
     engine.add_interface("a")
     good = encode(attempt(1, 100, unique(5)))
     engine.receive_datagram(good, "nope", 1, 0.0)
@@ -257,7 +260,7 @@ def test_datagrams_on_unknown_interfaces_and_bad_bytes_are_counted_and_dropped()
 
 
 def test_drop_events_can_be_turned_off_but_counts_remain() -> None:
-    engine = Engine(9, random.Random(0), EngineConfig(drop_events=False))
+    engine = Engine(9, random.Random(0), EngineConfig.draft_only(drop_events=False))
     engine.add_interface("a")
     engine.receive_datagram(b"junk", "a", 1, 0.0)
     assert engine.next_event() is None
@@ -267,7 +270,7 @@ def test_drop_events_can_be_turned_off_but_counts_remain() -> None:
 def test_a_known_attempt_is_dropped_by_its_message_id_even_if_damaged_elsewhere() -> None:
     # §4.2.2.1: "MUST first check if it has already processed that Claim-Attempt
     # (identified by the Message ID)": a later copy is not decoded again.
-    engine = Engine(9, random.Random(0))
+    engine = Engine(9, random.Random(0), DRAFT)
     engine.add_interface("a")
     data = encode(attempt(1, 100, unique(5)))
     engine.receive_datagram(data, "a", 11, 0.0)
@@ -279,7 +282,7 @@ def test_a_known_attempt_is_dropped_by_its_message_id_even_if_damaged_elsewhere(
 
 
 def test_datagrams_for_a_removed_interface_are_not_handed_out() -> None:
-    engine = Engine(1, random.Random(0))
+    engine = Engine(1, random.Random(0), DRAFT)
     engine.add_interface("a")
     engine.add_interface("b")
     engine.claim(DOMAIN, unique(5), 10, 0.0)

@@ -35,6 +35,9 @@ from uuidkit.uiap import (
 from uuidkit.uiap.constants import UIAP_HOP_LIMIT
 from uuidkit.uiap.numberspaces import INTEGERS, IPV4_ADDRESSES, ipv4_address_uid
 
+#: The draft's behaviour only: these tests pin the draft's mechanics (docs/uiap.md).
+DRAFT = EngineConfig.draft_only()
+
 # ---------------------------------------------------------------- relayed claims (§4.2.2.1)
 
 
@@ -106,7 +109,7 @@ def test_two_devices_compare_a_pair_of_claims_alike(
     engines = []
     for device_id, knows in ((1, p_knows), (2, q_knows)):
         domains = {INTEGERS.domain_id: INTEGERS} if knows else None
-        engine = Engine(device_id, random.Random(device_id), domains=domains)
+        engine = Engine(device_id, random.Random(device_id), DRAFT, domains=domains)
         engine.add_interface("L")
         engines.append(engine)
     p, q = engines
@@ -124,8 +127,8 @@ def test_zero_padding_conflicts_both_ways_or_neither() -> None:
     known = {INTEGERS.domain_id: INTEGERS}
     cases = {(True, True): True, (False, True): True, (True, False): False, (False, False): False}
     for (p_knows, q_knows), conflict in cases.items():
-        p = Engine(1, random.Random(1), domains=known if p_knows else None)
-        q = Engine(2, random.Random(2), domains=known if q_knows else None)
+        p = Engine(1, random.Random(1), DRAFT, domains=known if p_knows else None)
+        q = Engine(2, random.Random(2), DRAFT, domains=known if q_knows else None)
         for engine in (p, q):
             engine.add_interface("L")
         sent_p = _hold_and_send(p, UIDSpace.unique(b"\x05"))
@@ -135,7 +138,7 @@ def test_zero_padding_conflicts_both_ways_or_neither() -> None:
 
 
 def test_a_claim_in_a_known_domain_is_sent_and_reported_in_canonical_form() -> None:
-    engine = Engine(1, random.Random(1), domains={INTEGERS.domain_id: INTEGERS})
+    engine = Engine(1, random.Random(1), DRAFT, domains={INTEGERS.domain_id: INTEGERS})
     engine.add_interface("L")
     handle = engine.claim(INTEGERS.domain_id, UIDSpace.range(b"\x00\x01", b"\x00\x00\x09"), 60, 0)
     canonical = UIDSpace.range(b"\x01", b"\x09")
@@ -148,7 +151,7 @@ def test_a_claim_in_a_known_domain_is_sent_and_reported_in_canonical_form() -> N
 
 
 def test_reserved_did_flag_bits_are_forwarded_as_received_and_are_another_domain() -> None:
-    engine = Engine(9, random.Random(0))
+    engine = Engine(9, random.Random(0), DRAFT)
     engine.add_interface("a")
     engine.add_interface("b")
     engine.claim(DOMAIN, unique(5), 60, 0.0)
@@ -174,7 +177,7 @@ def test_reserved_did_flag_bits_are_forwarded_as_received_and_are_another_domain
 @pytest.mark.parametrize("flood_hop_limit", [1, 4, 32, 200])
 def test_a_deny_we_originate_starts_at_hop_limit_32(flood_hop_limit: int) -> None:
     # §2.4.5: "Reset hop limit to maximum (currently 32)"; §4.3.1: "reset to 32".
-    engine = Engine(9, random.Random(0), EngineConfig(hop_limit=flood_hop_limit))
+    engine = Engine(9, random.Random(0), EngineConfig.draft_only(hop_limit=flood_hop_limit))
     engine.add_interface("a")
     engine.claim(DOMAIN, unique(5), 60, 0.0)
     assert decode(engine.datagrams_to_send()[0].data).hop_limit == flood_hop_limit
@@ -256,7 +259,7 @@ _BAD_CLAIMS = {
 def test_claim_with_a_bad_argument_raises_engine_error_and_registers_nothing(
     change: dict[str, object],
 ) -> None:
-    engine = Engine(9, random.Random(0))
+    engine = Engine(9, random.Random(0), DRAFT)
     engine.add_interface("a")
     arguments: dict[str, object] = {
         "domain": DOMAIN, "space": unique(5), "lifetime": 60, "now": 0.0, **change
@@ -274,7 +277,7 @@ def test_claim_with_a_bad_argument_raises_engine_error_and_registers_nothing(
 
 
 def test_release_with_a_bad_argument_raises_engine_error() -> None:
-    engine = Engine(9, random.Random(0))
+    engine = Engine(9, random.Random(0), DRAFT)
     handle = engine.claim(DOMAIN, unique(5), 60, 0.0)
     for bad in ("1", 1.0, True):
         with pytest.raises(EngineError):

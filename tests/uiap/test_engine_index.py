@@ -16,7 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from uuidkit.uiap import ClaimFailed, Engine, NumberSpace, UIDSpace
+from uuidkit.uiap.engine import EngineConfig
 from uuidkit.uiap.index import DomainClaims
+
+#: The draft's behaviour only: these tests pin the draft's mechanics (docs/uiap.md).
+DRAFT = EngineConfig.draft_only()
 
 _OCTETS = st.lists(st.sampled_from([0, 1, 2, 0x80, 0xFF]), max_size=3).map(bytes)
 
@@ -35,7 +39,7 @@ def spaces(draw: st.DrawFn) -> UIDSpace:
 def test_the_index_finds_what_a_linear_scan_finds(
     claimed: list[UIDSpace], probes: list[UIDSpace], data: st.DataObject
 ) -> None:
-    engine = Engine(1, random.Random(0))
+    engine = Engine(1, random.Random(0), DRAFT)
     handles = {}
     for space in claimed:
         handle = engine.claim(DOMAIN, space, 60, 0.0)

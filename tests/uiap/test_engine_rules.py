@@ -27,6 +27,9 @@ from uuidkit.uiap import (
     decode,
 )
 
+#: The draft's behaviour only: these tests pin the draft's mechanics (docs/uiap.md).
+DRAFT = EngineConfig.draft_only()
+
 NEW, RECLAIM = False, True
 
 
@@ -215,7 +218,7 @@ def test_proxy_never_defends_against_the_original_claimant_and_forwards_its_atte
 def test_only_x_and_r_attempts_are_proxied(
     proxy: bool, reclaim: bool, lifetime: int, started: bool
 ) -> None:
-    engine = Engine(9, random.Random(0), EngineConfig(max_proxy_lifetime=None))
+    engine = Engine(9, random.Random(0), EngineConfig.draft_only(max_proxy_lifetime=None))
     engine.add_interface("a")
     message = attempt(1, 5, unique(5), proxy=proxy, reclaim=reclaim, lifetime=lifetime)
     inject(engine, message, "a", 1, 1.0)
@@ -227,7 +230,7 @@ def test_only_x_and_r_attempts_are_proxied(
 
 
 def test_a_later_attempt_of_the_claim_renews_or_ends_proxy_defense() -> None:
-    engine = Engine(9, random.Random(0))
+    engine = Engine(9, random.Random(0), DRAFT)
     engine.add_interface("a")
     inject(engine, attempt(1, 5, unique(5), proxy=True, reclaim=True, lifetime=10), "a", 1, 0.0)
     inject(engine, attempt(1, 6, unique(5), proxy=True, reclaim=True, lifetime=10), "a", 1, 8.0)
@@ -241,15 +244,17 @@ def test_a_later_attempt_of_the_claim_renews_or_ends_proxy_defense() -> None:
 
 
 def test_proxy_defense_can_be_turned_off_and_proxied_spaces_conflict_locally() -> None:
-    off = Engine(9, random.Random(0), EngineConfig(proxy_defense=False))
-    on = Engine(8, random.Random(0))
+    off = Engine(9, random.Random(0), EngineConfig.draft_only(proxy_defense=False))
+    on = Engine(8, random.Random(0), DRAFT)
     for engine in (off, on):
         engine.add_interface("a")
         inject(engine, attempt(1, 5, unique(5), proxy=True, reclaim=True, lifetime=9), "a", 1, 0.0)
     assert off.next_event() is None
     on.next_event()
     handle = on.claim(DOMAIN, unique(5), 60, 1.0)
-    failed = ClaimFailed(handle, FailureReason.LOCAL_CONFLICT, DOMAIN, unique(5))
+    # A space held only by proxy defense fails with its own reason, naming the claimant
+    # (device 1), not as one of this device's own claims.
+    failed = ClaimFailed(handle, FailureReason.PROXY_DEFENDED, DOMAIN, unique(5), holder=1)
     assert on.next_event() == failed
 
 
@@ -260,7 +265,7 @@ def test_proxy_defense_can_be_turned_off_and_proxied_spaces_conflict_locally() -
 def test_a_message_with_our_id_that_we_never_sent_is_reported(
     sequence: int, resequenced: bool
 ) -> None:
-    engine = Engine(1, StartAt(1000))
+    engine = Engine(1, StartAt(1000), DRAFT)
     engine.add_interface("a")
     engine.add_interface("b")
     engine.claim(DOMAIN, unique(1), 60, 0.0)
@@ -281,7 +286,7 @@ def test_a_message_with_our_id_that_we_never_sent_is_reported(
 def test_a_proxy_that_relays_a_deny_for_the_attempt_stops_defending_it() -> None:
     # §5.1: a proxy "MAY stop defending a claim at any earlier time"; a refused X+R
     # reclaim (a merge: someone else holds the space) is not defended on the way back.
-    engine = Engine(9, random.Random(0))
+    engine = Engine(9, random.Random(0), DRAFT)
     engine.add_interface("a")
     engine.add_interface("b")
     older = attempt(1, 4, unique(5), proxy=True, reclaim=True, lifetime=60)

@@ -27,6 +27,10 @@ from uuidkit.errors import DecodeError, InvalidField
 from uuidkit.uiap import Engine, Message, MessageType, decode, encode
 from uuidkit.uiap.codec import as_encoded, with_hop_limit
 from uuidkit.uiap.constants import UIAP_HOP_LIMIT
+from uuidkit.uiap.engine import EngineConfig
+
+#: The draft's behaviour only: these tests pin the draft's mechanics (docs/uiap.md).
+DRAFT = EngineConfig.draft_only()
 
 #: (offset, mask) of every bit a receiver ignores in a unique or prefix message (UIAP §4.1):
 #: octet 1 bits 12-13, octet 2, octet 32, BA2, UID Len 2. The reserved flag bits of the DID
@@ -128,7 +132,7 @@ def test_public_construction_still_validates() -> None:
 
 
 def _engine() -> Engine:
-    engine = Engine(9, random.Random(0))
+    engine = Engine(9, random.Random(0), DRAFT)
     engine.add_interface("a")
     engine.add_interface("b")
     return engine

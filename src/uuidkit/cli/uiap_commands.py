@@ -79,6 +79,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     simulate.add_argument("--seed", type=int, metavar="N", help="the one random seed (default 0)")
     simulate.add_argument("--until", type=float, metavar="S", help="stop at this virtual time")
     simulate.add_argument("--json", action="store_true", help="print one JSON object")
+    simulate.add_argument(
+        "--draft-only",
+        action="store_true",
+        help="engines with the draft's behaviour only (no copies, re-verification, tie-break)",
+    )
     simulate.set_defaults(handler=simulate_command)
     _register_daemon_commands(commands)
 
@@ -90,6 +95,10 @@ def _scenario(args: argparse.Namespace) -> Scenario:
     }
     if args.loss is not None:
         overrides["link"] = dataclasses.replace(scenario.link, loss=args.loss)
+    if args.draft_only:
+        overrides["engine"] = dataclasses.replace(
+            scenario.engine, copies=1, verify_interval=None, tie_break=False
+        )
     return dataclasses.replace(scenario, **overrides)
 
 

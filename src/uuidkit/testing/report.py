@@ -53,6 +53,8 @@ class ClaimRecord:
         "handle",
         "issued",
         "lifetime",
+        "lost_at",
+        "lost_reason",
         "outcome",
         "proxy",
         "reason",
@@ -87,6 +89,9 @@ class ClaimRecord:
         self.expires: float | None = None
         self.conflicting = False
         self.wrongly_granted = False
+        #: When a granted claim was lost to a collision (``ClaimLost``), and why.
+        self.lost_at: float | None = None
+        self.lost_reason: str | None = None
 
     def decide(self, outcome: ClaimOutcome, now: float, reason: str | None) -> None:
         """Record the result of the claim.

@@ -180,10 +180,13 @@ class Simulator:
     def merge(self, link: str, *, at: float) -> None:
         """Bring ``link`` up at ``at``, merging the sites on either side (UIAP §2.1.2).
 
+        The link's members see it come up, as a host sees carrier: an engine with
+        ``interface_up`` (uuidkit's) is told, so it can re-verify its held claims at once.
+
         References: UIAP §2.1.2.
         """
         self.network.link(link)
-        self.at(at, lambda: self.network.set_up(link, True))
+        self.at(at, lambda: self._link_up(link))
 
     def configure_link(self, link: str, config: LinkConfig, *, at: float) -> None:
         """Change ``link``'s impairments at ``at``.
@@ -328,7 +331,9 @@ class Simulator:
             # A lost claim ends like an expired one: the application is told to stop using
             # the space (UIAP §2.1.2 "recovery after collision is the responsibility of the
             # application"), so it no longer holds it.
-            device.holds.pop(event.claim, None)
+            ended = device.holds.pop(event.claim, None)
+            if ended is not None and isinstance(event, ClaimLost):
+                ended.lost_at, ended.lost_reason = self.now, event.reason.value
         self.event_counts[type(event).__name__] += 1
 
     def _on_granted(self, device: Device, handle: int, expires: float | None) -> None:
@@ -422,6 +427,38 @@ class Simulator:
         device.holds.pop(record.handle, None)
         device.engine.release(record.handle, self.now)
         self._sync(device)
+
+    def _link_up(self, name: str) -> None:
+        link = self.network.link(name)
+        self.network.set_up(name, True)
+        for member in link.members:
+            device = self.devices[member]
+            interface_up = getattr(device.engine, "interface_up", None)
+            if device.alive and interface_up is not None:
+                interface_up(name, self.now)
+                self._sync(device)
+
+    def overlapping_holds(self) -> list[tuple[ClaimRecord, ClaimRecord]]:
+        """Pairs of claims held now by two devices with overlapping spaces (two holders).
+
+        References: UIAP §2.1.2.
+        """
+        now = self.now
+        pairs: list[tuple[ClaimRecord, ClaimRecord]] = []
+        held = [
+            (device, record)
+            for device in self.devices
+            for record in device.holds.values()
+            if record.expires is None or record.expires > now
+        ]
+        for position, (device, record) in enumerate(held):
+            conflict = self._conflict_with(record)
+            pairs.extend(
+                (record, other)
+                for other_device, other in held[position + 1 :]
+                if other_device is not device and conflict(other)
+            )
+        return pairs
 
     def _crash(self, index: int, keep_state: bool) -> None:
         device = self.devices[index]

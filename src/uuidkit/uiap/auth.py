@@ -162,6 +162,15 @@ class SiteKeys:
                 )
 
 
+def looks_sealed(data: bytes) -> bool:
+    """True when ``data`` ends with this module's trailer marker and is long enough to hold
+    a UIAP header and a trailer: an authenticated datagram, seen by a host without the key.
+
+    References: UIAP §4.1, §7.
+    """
+    return len(data) >= 36 + TRAILER_OCTETS and data.endswith(_MARKER)
+
+
 def parse_key_file(text: str) -> SiteKeys:
     """Parse a key file: one ``KEY-ID HEX-KEY [send]`` per line; ``#`` starts a comment.
 

@@ -214,6 +214,14 @@ class OwnClaim:
     #: The run of the X+R announcement sent at success to enable proxy defense (§5.1);
     #: 0 when none was sent.
     announced_run: int = 0
+    #: The latest runs that were announcements or re-verifications of the held claim (a
+    #: Claim-Deny for one means another device defends the space), newest last.
+    probe_runs: tuple[int, ...] = ()
+    #: Token of the live re-verification timer entry; 0 for none.
+    verify_timer: int = 0
+    #: Engine time until which the latest re-verification waits for an answer: a
+    #: conflicting reclaim arriving before then is settled by the tie-break.
+    probing_until: float = float("-inf")
 
     @property
     def in_progress(self) -> bool:

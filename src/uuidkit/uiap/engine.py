@@ -72,7 +72,8 @@ from uuidkit.uiap.index import DomainClaims
 from uuidkit.uiap.message import Message, MessageType
 from uuidkit.uiap.proxy import ProxyKey, ProxyRecord, ProxyTable
 from uuidkit.uiap.records import TimerQueue
-from uuidkit.uiap.space import Interval, NumberSpace, UIDSpace, intervals_overlap
+from uuidkit.uiap.space import Interval, NumberSpace, UIDSpace
+from uuidkit.uiap.verification import HeldClaimChecks
 
 if TYPE_CHECKING:
     import random
@@ -91,7 +92,7 @@ __all__ = [
 _REFERENCE_MODULUS: Final = 1 << 32
 
 
-class Engine(Forwarder):
+class Engine(HeldClaimChecks, Forwarder):
     """The UIAP behaviour of one device: claims, flooding, denying, proxy defense.
 
     Receiving, forwarding and relaying (``receive_datagram``, ``add_interface``,
@@ -127,6 +128,8 @@ class Engine(Forwarder):
         self._proxies = ProxyTable(config.max_proxy_records, config.max_proxy_lifetime)
         self._timers: TimerQueue[int | ProxyKey] = TimerQueue()
         self._next_handle = 1
+        #: The ``now`` of the call being handled (every call runs ``_run_due`` first).
+        self._clock = float("-inf")
 
     # ------------------------------------------------------------------ the caller's API
 
@@ -174,9 +177,10 @@ class Engine(Forwarder):
         handle = self._next_handle
         self._next_handle += 1
         own = OwnClaim(handle, domain, space, lifetime, proxy=proxy, reclaim=reclaim)
-        if self._conflicts_locally(domain, space):
+        conflict = self._local_conflict(domain, space)
+        if conflict is not None:
             own.fire(Trigger.LOCAL_CONFLICT)
-            self._events.append(ClaimFailed(handle, FailureReason.LOCAL_CONFLICT, domain, space))
+            self._events.append(ClaimFailed(handle, conflict[0], domain, space, conflict[1]))
             return handle
         self._claims[handle] = own
         self._index_claim(own)
@@ -209,7 +213,10 @@ class Engine(Forwarder):
     def get_timer(self) -> float | None:
         """The earliest deadline (engine seconds), or ``None`` when nothing is scheduled."""
         top = self._timers.peek()
-        return None if top is None else top[0]
+        copy = super().get_timer()
+        if top is None:
+            return copy
+        return top[0] if copy is None or top[0] < copy else copy
 
     # ------------------------------------------------------------------ own claims
 
@@ -246,18 +253,21 @@ class Engine(Forwarder):
                 return own
         return None
 
-    def _conflicts_locally(self, domain: DomainID, space: UIDSpace) -> bool:
+    def _local_conflict(
+        self, domain: DomainID, space: UIDSpace
+    ) -> tuple[FailureReason, int | None] | None:
+        """Why a new claim of ``space`` fails at once, and the proxied claimant if any."""
         # §2.4.1: "a claim will immediately fail if a conflicting claim already exits on
         # the local device". Choice: claims in progress and proxy-defended claims count
         # too, as this device would deny (or resolve) a Claim-Attempt for either. This
-        # keeps the intervals of one domain's own claims disjoint (see index.py).
+        # keeps the intervals of one domain's own claims disjoint (see index.py). A
+        # proxied one is reported as such, naming its claimant (§5.1).
         if self._claims_meeting(domain, space):
-            return True
+            return FailureReason.LOCAL_CONFLICT, None
         interval = NumberSpace.generic(domain).interval(space)
-        return any(
-            intervals_overlap(record.interval, interval)
-            for record in self._proxies.in_domain(domain)
-        )
+        for record in self._proxies.meeting(domain, interval):
+            return FailureReason.PROXY_DEFENDED, record.claimant
+        return None
 
     def _start_run(self, own: OwnClaim, trigger: Trigger | None, now: float) -> None:
         """Begin a run of Claim-Attempt floods (a new claim, or a reclaim of a held one)."""
@@ -339,15 +349,25 @@ class Engine(Forwarder):
             # (ClaimLost, ANNOUNCEMENT_DENIED), not silently kept.
             own.run += 1
             own.announced_run = own.run
+            own.probe_runs = (own.run,)
             self._send_attempt(own, at, announce=True)
         self._schedule_claim(own, own.expires)
+        if own.verify_timer == 0:
+            self._schedule_verify(own, at)
 
-    def _fail(self, own: OwnClaim, trigger: Trigger, reason: FailureReason) -> None:
+    def _fail(
+        self,
+        own: OwnClaim,
+        trigger: Trigger,
+        reason: FailureReason,
+        winner: int | None = None,
+    ) -> None:
         """End a claim in progress with ``ClaimFailed``, the result of its run.
 
         A claim that had succeeded (its reclaim failed) is lost too: ``ClaimLost``
         follows, so a caller waiting for the reclaim's result gets it as for any claim,
-        and the collision is reported on its own (§2.1.2).
+        and the collision is reported on its own (§2.1.2). ``winner`` is the device that
+        won the tie-break, when that is why.
         """
         if own.granted:
             lost = {
@@ -355,21 +375,21 @@ class Engine(Forwarder):
                 Trigger.LOST_SIMULTANEOUS: LossReason.SIMULTANEOUS_RECLAIM,
             }
             self._emit(ClaimFailed(own.handle, reason, own.domain, own.space))
-            self._lose(own, lost[trigger])
+            self._lose(own, LossReason.YIELDED if winner is not None else lost[trigger], winner)
             return
         own.fire(trigger)
         own.deadline = None
         self._forget_claim(own.handle)
         self._emit(ClaimFailed(own.handle, reason, own.domain, own.space))
 
-    def _lose(self, own: OwnClaim, reason: LossReason) -> None:
+    def _lose(self, own: OwnClaim, reason: LossReason, winner: int | None = None) -> None:
         # §2.1.2: "The collision will only be detected if one of the UIAP devices ...
         # attempts to re-claim the UID space"; "Recovery after collision is the
         # responsibility of the application", which this event tells.
         own.fire(Trigger.COLLISION)
         own.deadline = None
         self._forget_claim(own.handle)
-        self._emit(ClaimLost(own.handle, reason, own.domain, own.space))
+        self._emit(ClaimLost(own.handle, reason, own.domain, own.space, winner))
 
     # ------------------------------------------------------------------ timers
 
@@ -382,9 +402,18 @@ class Engine(Forwarder):
         return owner if owner is not None and owner.timer == token else None
 
     def _run_due(self, now: float) -> None:
+        self._clock = now
+        super()._run_due(now)
         timers = self._timers
         while (top := timers.peek()) is not None and top[0] <= now:
             timers.pop()
+            key = top[2]
+            if isinstance(key, int) and key < 0:
+                # A re-verification timer: the key is the claim's handle, negated.
+                own = self._claims.get(-key)
+                if own is not None and own.verify_timer == top[1]:
+                    self._verify(own, top[0])
+                continue
             owner = self._timer_owner(*top)
             if isinstance(owner, OwnClaim):
                 self._on_claim_deadline(owner, top[0])
@@ -413,23 +442,31 @@ class Engine(Forwarder):
 
     def _resolve(self, own: OwnClaim, message: Message) -> bool:
         """What a conflicting Claim-Attempt does to ``own``; True to deny it."""
+        if (
+            self.config.tie_break
+            and message.reclaim
+            and message.device_id != self.device_id
+            and ((own.in_progress and own.reclaim) or own.probing_until > self._clock)
+        ):
+            return self._tie_break(own, message)
         conflict = CONFLICT_RULES[own.in_progress, own.reclaim, message.reclaim]
         if conflict.failure is not None:
             self._fail(own, Trigger.LOST_SIMULTANEOUS, conflict.failure)
         elif conflict.deny:
-            self._emit(ClaimDefended(own.handle, message.device_id, message.sequence))
+            self._emit(
+                ClaimDefended(own.handle, message.device_id, message.sequence, message.reclaim)
+            )
         return conflict.deny
 
     def _proxy_denies(self, message: Message, incoming: Interval) -> bool:
         deny = False
-        for record in self._proxies.in_domain(message.domain):
+        for record in self._proxies.meeting(message.domain, incoming):
             # §5.1: "A device providing proxy defense MUST NOT defend the claim against
             # the original claimant."
             if record.claimant == message.device_id:
                 continue
-            if intervals_overlap(record.interval, incoming):
-                deny = True
-                self._emit(ProxyDefended(record.claimant, message.device_id, message.sequence))
+            deny = True
+            self._emit(ProxyDefended(record.claimant, message.device_id, message.sequence))
         return deny
 
     def _forget_claim(self, handle: int) -> OwnClaim | None:
@@ -442,7 +479,8 @@ class Engine(Forwarder):
         if not claims:
             del self._own_index[own.domain]
         self._timers.cancel(own.timer)
-        own.timer = 0
+        self._timers.cancel(own.verify_timer)
+        own.timer = own.verify_timer = 0
         return own
 
     def _deny_for_own_flood(
@@ -453,9 +491,17 @@ class Engine(Forwarder):
             # §4.3.2: "the claim is still in progress ... MUST return a failure to the
             # application and stop the claim." A reclaim of a held claim is lost.
             self._fail(own, Trigger.DENY, FailureReason.DENIED)
-        elif own is not None and own.state is ClaimState.HELD and own.announced_run == run:
-            # A deny for the proxy-enabling announcement of a held claim (§5.1).
-            self._lose(own, LossReason.ANNOUNCEMENT_DENIED)
+        elif own is not None and own.granted and run in own.probe_runs:
+            # A deny for the proxy-enabling announcement of a held claim (§5.1), or for a
+            # re-verification (beyond the draft): another device defends the space.
+            reason = (
+                LossReason.ANNOUNCEMENT_DENIED
+                if run == own.announced_run
+                else LossReason.VERIFICATION_DENIED
+            )
+            if own.in_progress:
+                self._emit(ClaimFailed(own.handle, FailureReason.DENIED, own.domain, own.space))
+            self._lose(own, reason)
         else:
             super()._deny_for_own_flood(claim, run, interface, source)
 
@@ -469,10 +515,10 @@ class Engine(Forwarder):
             return
         if message.device_id == self.device_id:
             return
-        if self._proxies.full_for(message):
+        interval = NumberSpace.generic(message.domain).interval(message.space)
+        if self._proxies.full_for(message, interval):
             self._drop(DropReason.PROXY_TABLE_FULL, interface, source)
             return
-        interval = NumberSpace.generic(message.domain).interval(message.space)
         record, previous = self._proxies.remember(message, now, interval)
         same_claim = record is not None and previous is not None and previous.space == record.space
         if previous is not None:

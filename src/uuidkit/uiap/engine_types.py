@@ -117,8 +117,12 @@ class EngineConfig:
     max_proxy_records: int = 1024
     #: Seconds a proxied claim is defended at most from receipt, whatever its Lifetime
     #: (infinite included); ``None`` for no cap. §5.1: a proxy "MAY stop defending a
-    #: claim at any earlier time". Choice: one hour; a claimant that wants more reclaims.
-    max_proxy_lifetime: float | None = 3600.0
+    #: claim at any earlier time". Choice: 24 s, three re-verification intervals: a
+    #: uuidkit claimant re-announces X+R with every re-verification (6-8 s), so its
+    #: proxies stay refreshed, while one forged X+R datagram blocks a range for 24 s, not
+    #: an hour. A site with a key (forgeries never reach the engine) may raise it;
+    #: ``draft_only()`` keeps the hour (a draft-only claimant announces once).
+    max_proxy_lifetime: float | None = 24.0
     #: New Claim-Attempts admitted per second from one (interface, source), and the
     #: bucket size in Claim-Attempts; ``None`` disables the limit. Copies of known floods
     #: and Claim-Denies are not limited. Choice: 100/s, bursts of 500 -- a claim is three
@@ -135,6 +139,13 @@ class EngineConfig:
     interface_burst: int = 2000
     #: Per-source rate buckets kept at most (least recently used forgotten first).
     max_tracked_sources: int = 1024
+    #: Flood records kept at most for Claim-Attempts over a rate limit, apart from the
+    #: others; 0 to neither record nor forward those. Such an attempt is still compared
+    #: and denied, and is now recorded here (the oldest forgotten first) and forwarded
+    #: (§4.2.2.1 "MUST forward"), so a full bucket never stops a relay forwarding honest
+    #: floods or relaying their denies; it creates no proxy record. A flood of them churns
+    #: only this table, never the records of admitted floods.
+    max_overflow_records: int = 4096
     #: Runs of our own sequence numbers remembered for §9 (one per jump away from a
     #: device sharing our ID), at most; older runs are forgotten.
     max_sequence_runs: int = 16
@@ -144,6 +155,40 @@ class EngineConfig:
     #: ``EngineStats.events_dropped`` and not queued. Results of this device's own claims
     #: are always queued.
     max_queued_events: int = 4096
+    #: Beyond the draft (docs/uiap.md "Beyond the draft"). Transmissions of every
+    #: Claim-Attempt and Claim-Deny this device originates or forwards, per interface,
+    #: ``copy_gap`` seconds apart; 1 is the draft. Extra copies carry the same Message ID,
+    #: so any receiver drops them as known floods (§4.2.2.1) or further denies (§4.3.2):
+    #: the wire format is unchanged. Choice: 2, which takes a hop's loss from p to p**2.
+    copies: int = 2
+    #: Seconds between the copies of one datagram (spread, so a short burst of loss
+    #: does not take them all).
+    copy_gap: float = 0.005
+    #: Beyond the draft. Longest seconds between two re-verifications of a held claim (a
+    #: single Claim-Attempt with R set, as a reclaim, §4.4); each wait is drawn from
+    #: [0.75, 1] x this. ``None`` is the draft: a held claim is never re-checked (§2.1.2).
+    verify_interval: float | None = 8.0
+    #: Beyond the draft. When two claims both marked R (§4.4: each claimant "believes that
+    #: this UID has previously been successfully claimed") meet, the larger Originating
+    #: Device ID keeps the space and the other yields at once, without denying; ``False``
+    #: is the draft's rule (§4.2.2.2: both deny, both fail).
+    tie_break: bool = True
+
+    @classmethod
+    def draft_only(cls, **overrides: object) -> EngineConfig:
+        """A configuration with every behaviour beyond the draft switched off: one copy per
+        datagram, no re-verification, the draft's rule for simultaneous reclaims.
+
+        References: UIAP §2.1.2, §4.2.2.2, §4.3.2.
+        """
+        fields: dict[str, object] = {
+            "copies": 1,
+            "verify_interval": None,
+            "tie_break": False,
+            "max_proxy_lifetime": 3600.0,
+        }
+        fields.update(overrides)
+        return cls(**fields)  # type: ignore[arg-type]
 
     def __post_init__(self) -> None:
         if not self.claim_period >= 0 or not self.claim_timeout >= 0:
@@ -164,6 +209,14 @@ class EngineConfig:
                 f"got {self.flood_record_lifetime}"
             )
         self._check_limits()
+        if type(self.copies) is not int or not 1 <= self.copies <= 8:
+            raise EngineError(f"copies must be an int of 1 .. 8, got {self.copies!r}")
+        if not 0 <= self.copy_gap < float("inf"):
+            raise EngineError(f"copy_gap must be a finite number >= 0, got {self.copy_gap!r}")
+        if self.verify_interval is not None and not 0 < self.verify_interval < float("inf"):
+            raise EngineError(
+                f"verify_interval must be None or a finite number > 0, got {self.verify_interval!r}"
+            )
 
     def _check_limits(self) -> None:
         counts = {
@@ -178,6 +231,9 @@ class EngineConfig:
         for name, value in counts.items():
             if type(value) is not int or value < 1:
                 raise EngineError(f"{name} must be an int >= 1, got {value!r}")
+        overflow = self.max_overflow_records
+        if type(overflow) is not int or overflow < 0:
+            raise EngineError(f"max_overflow_records must be an int >= 0, got {overflow!r}")
         rates = {
             "source_rate": self.source_rate,
             "interface_rate": self.interface_rate,
@@ -229,6 +285,8 @@ class EngineStats:
     flood_records_evicted: int = 0
     #: Network-caused events not queued because ``max_queued_events`` were waiting.
     events_dropped: int = 0
+    #: Claim-Attempts over a rate limit that were forwarded anyway (recorded apart).
+    forwarded_over_budget: int = 0
 
 
 def check_time(now: object) -> None:

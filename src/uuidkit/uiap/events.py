@@ -54,10 +54,13 @@ class FailureReason(enum.Enum):
     SIMULTANEOUS_CLAIM = "simultaneous-claim"
     #: This new claim met a conflicting reclaim, and the reclaim takes precedence (§4.2.2.2).
     PREEMPTED_BY_RECLAIM = "preempted-by-reclaim"
-    #: The space conflicts with a claim this device already holds, claims or proxy-defends
-    #: (§2.4.1: "a claim will immediately fail if a conflicting claim already exits on the
-    #: local device").
+    #: The space conflicts with a claim this device already holds or claims (§2.4.1: "a
+    #: claim will immediately fail if a conflicting claim already exits on the local
+    #: device").
     LOCAL_CONFLICT = "local-conflict"
+    #: The space conflicts with a claim this device proxy-defends for another device
+    #: (§5.1); ``ClaimFailed.holder`` is that claimant's device ID.
+    PROXY_DEFENDED = "proxy-defended"
 
 
 class LossReason(enum.Enum):
@@ -75,6 +78,13 @@ class LossReason(enum.Enum):
     #: This claim's reclaim met another device's reclaim of an intersecting space; both
     #: sides deny and fail (§4.2.2.2).
     SIMULTANEOUS_RECLAIM = "simultaneous-reclaim"
+    #: Beyond the draft: a Claim-Deny answered a periodic re-verification of the held
+    #: claim (``EngineConfig.verify_interval``): another device defends the space.
+    VERIFICATION_DENIED = "verification-denied"
+    #: Beyond the draft: another device claiming the space with R set has the larger
+    #: device ID (``EngineConfig.tie_break``): this device gave the space up at once,
+    #: without denying, so exactly one of the two keeps it (``ClaimLost.winner``).
+    YIELDED = "yielded"
 
 
 class DropReason(enum.Enum):
@@ -111,6 +121,12 @@ class DropReason(enum.Enum):
     #: An X+R Claim-Attempt was forwarded but not proxy-defended: the proxy table holds
     #: ``EngineConfig.max_proxy_records`` already (§5.1: proxy defense is a MAY).
     PROXY_TABLE_FULL = "proxy-table-full"
+    #: A further Claim-Deny for a flood of ours already denied: a copy (``copies``) or a
+    #: second defender.
+    DENY_COPY = "deny-copy"
+    #: A datagram carrying a MAC trailer (``uuidkit.uiap.auth``) reached an engine with
+    #: no site key: a keyed site shares the link (the site is split), not garbage.
+    AUTH_UNEXPECTED = "auth-unexpected"
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,15 +155,20 @@ class ClaimFailed:
     reason: FailureReason
     domain: DomainID
     space: UIDSpace
+    #: For ``PROXY_DEFENDED``: the device ID of the claimant this device defends.
+    holder: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ClaimLost:
     """A claim that had succeeded is no longer defended: another device claims it too.
 
-    UIAP does not watch held claims (§2.1.2): a collision shows only when this device
+    The draft does not watch held claims (§2.1.2): a collision shows only when this device
     reclaims (``RECLAIM_DENIED``, ``SIMULTANEOUS_RECLAIM``) or announces the claim for
-    proxy defense (``ANNOUNCEMENT_DENIED``). The claim ends here. When a reclaim was
+    proxy defense (``ANNOUNCEMENT_DENIED``); beyond the draft, also when a periodic
+    re-verification is denied (``VERIFICATION_DENIED``) or this device loses the tie-break
+    to a larger device ID (``YIELDED``; ``winner`` is that device's ID, else ``None``).
+    The claim ends here. When a reclaim was
     running, its result comes first as usual (``ClaimFailed``), then this event; "recovery
     after collision is the responsibility of the application" (§2.1.2), which should stop
     using the space and claim another.
@@ -159,6 +180,7 @@ class ClaimLost:
     reason: LossReason
     domain: DomainID
     space: UIDSpace
+    winner: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

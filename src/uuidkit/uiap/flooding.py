@@ -16,11 +16,13 @@ References: UIAP §2.4.2, §2.4.3, §2.4.4, §2.4.5, §4.1, §4.2.2.1, §4.2.2.3
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Final
 
 from uuidkit.errors import DecodeError, EngineError, UnsupportedVersion
+from uuidkit.uiap.auth import TRAILER_OCTETS, looks_sealed
 from uuidkit.uiap.codec import HEADER_FIELDS, as_encoded, decode, encode, with_hop_limit
 from uuidkit.uiap.constants import HEADER_LENGTH_OCTETS, UIAP_HOP_LIMIT, UIAP_VERSION
 from uuidkit.uiap.engine_types import MULTICAST, EngineConfig, EngineStats, Transmit
@@ -83,6 +85,8 @@ class Forwarder:
         #: Other devices' floods (capped) and this device's own (never evicted, §4.2.2.3).
         self._floods = FloodTable(config.flood_record_lifetime, config.max_flood_records)
         self._own_floods = FloodTable(config.flood_record_lifetime)
+        #: Records of Claim-Attempts over a rate limit (``max_overflow_records``).
+        self._overflow = FloodTable(config.flood_record_lifetime, config.max_overflow_records)
         self._limiter = RateLimiter(
             config.source_rate,
             config.source_burst,
@@ -91,6 +95,9 @@ class Forwarder:
             config.max_tracked_sources,
         )
         self._outbox: list[Transmit] = []
+        #: Further copies of sent datagrams, (due, order, transmit), a heap (``copies``).
+        self._copies: list[tuple[float, int, Transmit]] = []
+        self._copy_order = 0
         self._events: deque[Event] = deque()
 
     def add_interface(self, interface: Hashable) -> None:
@@ -126,6 +133,7 @@ class Forwarder:
             return
         self._floods.expire(now)
         self._own_floods.expire(now)
+        self._overflow.expire(now)
         if isinstance(data, bytearray | memoryview):
             # The octets as decode() reads them, for the Message ID check too.
             data = bytes(data)
@@ -137,7 +145,7 @@ class Forwarder:
             refused = self._limiter.admit(interface, source, now)
             if refused is not None:
                 self._drop(refused, interface, source)
-                self._defend_unrecorded(data, interface, source)
+                self._over_budget(data, interface, source, now)
                 return
         try:
             # No domain's own rules here: §4.2.2.1 "MUST forward" every Claim-Attempt that
@@ -149,12 +157,25 @@ class Forwarder:
             self._drop(DropReason.UNSUPPORTED_VERSION, interface, source)
             return
         except DecodeError:
-            self._drop(DropReason.MALFORMED, interface, source)
+            # A keyed site's datagram is counted as such, so a missing or wrong key does
+            # not look like garbage on the wire.
+            sealed = looks_sealed(data) and _decodes(data[:-TRAILER_OCTETS])
+            self._drop(
+                DropReason.AUTH_UNEXPECTED if sealed else DropReason.MALFORMED, interface, source
+            )
             return
         if message.type is MessageType.CLAIM_ATTEMPT:
             self._on_attempt(message, data, interface, source, now)
         else:
-            self._on_deny(message, data, interface, source)
+            self._on_deny(message, data, interface, source, now)
+
+    def get_timer(self) -> float | None:
+        """When the next copy of a sent datagram is due (engine seconds), or ``None``."""
+        return self._copies[0][0] if self._copies else None
+
+    def handle_timer(self, now: float) -> None:
+        """Queue every copy due at or before ``now`` (call it when ``get_timer`` passes)."""
+        self._run_due(now)
 
     def datagrams_to_send(self) -> list[Transmit]:
         """Every datagram queued since the last call, in order (the queue is emptied).
@@ -191,7 +212,10 @@ class Forwarder:
             table = self._own_floods
             record = table.get_by_value(value)
             if record is None:
-                return False
+                table = self._overflow
+                record = table.get_by_value(value)
+                if record is None:
+                    return False
         # §2.4.2: "If device has already seen this Claim-Attempt message: Update last
         # received time. Discard message."
         table.touch(record, now)
@@ -200,7 +224,30 @@ class Forwarder:
     # ------------------------------------------------------------------ hooks
 
     def _run_due(self, now: float) -> None:
-        """Bring timed state up to ``now`` before a datagram is handled."""
+        """Bring timed state up to ``now`` before a datagram is handled: queue the copies
+        that are due."""
+        copies = self._copies
+        while copies and copies[0][0] <= now:
+            self._outbox.append(heapq.heappop(copies)[2])
+
+    def _send(self, transmits: list[Transmit], now: float) -> None:
+        """Queue ``transmits`` now, and their further copies ``copy_gap`` apart.
+
+        Beyond the draft: every copy carries the same Message ID, so a receiver, whoever
+        wrote it, drops all but the first as a known flood (§4.2.2.1 "MUST be discarded")
+        or a further Claim-Deny (§4.3.2 "SHOULD be silently dropped"). One hop's loss goes
+        from p to p**copies for floods and denies alike.
+        """
+        self._outbox.extend(transmits)
+        config = self.config
+        for copy in range(1, config.copies):
+            due = now + copy * config.copy_gap
+            for transmit in transmits:
+                if due <= now:
+                    self._outbox.append(transmit)
+                    continue
+                self._copy_order += 1
+                heapq.heappush(self._copies, (due, self._copy_order, transmit))
 
     def _must_deny(self, message: Message) -> bool:
         """Whether a new Claim-Attempt conflicts with a claim this device defends."""
@@ -236,7 +283,7 @@ class Forwarder:
         self._own_floods.add(record)
         self.stats.attempts_originated += 1
         data = encode(message)
-        self._outbox.extend(Transmit(interface, MULTICAST, data) for interface in self._interfaces)
+        self._send([Transmit(interface, MULTICAST, data) for interface in self._interfaces], now)
 
     # ------------------------------------------------------------------ receiving
 
@@ -276,19 +323,26 @@ class Forwarder:
         self.stats.flood_records_evicted = self._floods.evicted
         self.stats.attempts_received += 1
         if self._must_deny(message):
-            self._send_deny(message, received, record)
+            self._send_deny(message, received, record, now)
             return
-        self._forward_attempt(message, received, interface)
+        self._forward_attempt(message, received, interface, now)
         self._accepted(message, interface, source, now)
 
-    def _send_deny(self, message: Message, received: bytes, record: FloodRecord) -> None:
+    def _send_deny(
+        self, message: Message, received: bytes, record: FloodRecord, now: float
+    ) -> None:
         # §4.3.2: "MUST send the Claim-Deny message out the same interface that the
         # matching Claim-Attempt was first received", to the recorded sender.
         record.deny_sent = True
-        self._deny_to(message, received, record.interface, record.sender)
+        self._deny_to(message, received, record.interface, record.sender, now)
 
     def _deny_to(
-        self, message: Message, received: bytes, interface: Hashable, sender: Hashable
+        self,
+        message: Message,
+        received: bytes,
+        interface: Hashable,
+        sender: Hashable,
+        now: float,
     ) -> None:
         # §4.3.1: "a copy of the Claim-Attempt message being denied, except that the Type
         # field is set to 0x1 and the Hop Limit field is reset to 32" -- 32 whatever hop
@@ -298,23 +352,39 @@ class Forwarder:
         # equals re-encoding the message.
         deny = with_hop_limit(as_encoded(message, received), UIAP_HOP_LIMIT, MessageType.CLAIM_DENY)
         self.stats.denied += 1
-        self._outbox.append(Transmit(interface, sender, deny))
+        self._send([Transmit(interface, sender, deny)], now)
 
-    def _defend_unrecorded(self, data: bytes, interface: Hashable, source: Hashable) -> None:
-        """A rate-limited Claim-Attempt is neither recorded nor forwarded (it would cost
-        state), but this device still defends its own claims against it: the limits bound
-        what the network can make us remember, never whether we deny (§4.2.2.1 "the device
-        MUST send back a Claim-Deny"). The deny goes straight back to the sender."""
+    def _over_budget(self, data: bytes, interface: Hashable, source: Hashable, now: float) -> None:
+        """A Claim-Attempt over a rate limit: compared and denied like any (§4.2.2.1 "the
+        device MUST send back a Claim-Deny"), recorded apart in a capped table, and
+        forwarded (§4.2.2.1 "MUST forward"), so a spent budget never stops a relay. It
+        makes no proxy record and no event but its drop count. The limits bound what the
+        network can make us remember in the main tables, never whether we deny or forward.
+        With ``max_overflow_records=0`` it is neither recorded nor forwarded, and a deny
+        goes straight back to the sender."""
         try:
             message = decode(data)
         except DecodeError:
             return  # counted already as rate-limited
         if message.device_id == self.device_id:
             return  # ours, or a device sharing our ID: §9 needs the record we do not keep
+        if self.config.max_overflow_records == 0:
+            if self._must_deny(message):
+                self._deny_to(message, data, interface, source, now)
+            return
+        record = FloodRecord(message.message_id, interface, source, now, now)
+        self._overflow.add(record)
         if self._must_deny(message):
-            self._deny_to(message, data, interface, source)
+            self._send_deny(message, data, record, now)
+            return
+        # §4.2.2.1: "the device MUST forward the Claim-Attempt": a spent budget bounds what
+        # is remembered (this table is capped apart), never what is forwarded.
+        self.stats.forwarded_over_budget += 1
+        self._forward_attempt(message, data, interface, now)
 
-    def _forward_attempt(self, message: Message, received: bytes, arrival: Hashable) -> None:
+    def _forward_attempt(
+        self, message: Message, received: bytes, arrival: Hashable, now: float
+    ) -> None:
         # §4.1: "Messages with a hop limit of 0 SHOULD be processed but MUST NOT be
         # forwarded."
         if message.hop_limit == 0:
@@ -327,7 +397,7 @@ class Forwarder:
         # the Claim-Attempt was received on) Send copy ... to UIAP multicast group."
         data = with_hop_limit(as_encoded(message, received), self._next_hop_limit(message))
         self.stats.forwarded += len(others)
-        self._outbox.extend(Transmit(interface, MULTICAST, data) for interface in others)
+        self._send([Transmit(interface, MULTICAST, data) for interface in others], now)
 
     def _next_hop_limit(self, message: Message) -> int:
         # §4.1: the hop limit "is originally set to 32, and is decremented by the sending
@@ -338,10 +408,20 @@ class Forwarder:
         return min(message.hop_limit - 1, max(self.config.hop_limit, UIAP_HOP_LIMIT))
 
     def _on_deny(
-        self, message: Message, received: bytes, interface: Hashable, source: Hashable
+        self,
+        message: Message,
+        received: bytes,
+        interface: Hashable,
+        source: Hashable,
+        now: float,
     ) -> None:
         self.stats.denies_received += 1
-        record = self._floods.get(message.message_id) or self._own_floods.get(message.message_id)
+        message_id = message.message_id
+        record = (
+            self._floods.get(message_id)
+            or self._own_floods.get(message_id)
+            or self._overflow.get(message_id)
+        )
         if record is None:
             if message.device_id == self.device_id and not self._sequences.was_issued(
                 message.sequence
@@ -352,10 +432,15 @@ class Forwarder:
             return
         if record.own_claim is not None:
             # §4.3.2: a match "originated by this device" is not forwarded.
+            if record.deny_sent:
+                # A further copy (``copies``), or a second defender: already acted on.
+                self._drop(DropReason.DENY_COPY, interface, source)
+                return
+            record.deny_sent = True
             self._deny_for_own_flood(record.own_claim, record.own_run, interface, source)
             return
         self._foreign_attempt_denied(message)
-        self._forward_deny(message, received, record, interface, source)
+        self._forward_deny(message, received, record, interface, source, now)
 
     def _forward_deny(
         self,
@@ -364,6 +449,7 @@ class Forwarder:
         record: FloodRecord,
         interface: Hashable,
         source: Hashable,
+        now: float,
     ) -> None:
         if record.deny_sent:
             # §4.3.2: "SHOULD NOT forward more than one Claim-Deny per Claim-Attempt
@@ -383,7 +469,7 @@ class Forwarder:
             record.deny_sent = True
             self.stats.denies_forwarded += 1
             data = with_hop_limit(as_encoded(message, received), self._next_hop_limit(message))
-            self._outbox.append(Transmit(record.interface, record.sender, data))
+            self._send([Transmit(record.interface, record.sender, data)], now)
 
     # ------------------------------------------------------------------ device-ID conflict
 
@@ -401,6 +487,14 @@ class Forwarder:
         self._emit(
             DeviceIDConflictSuspected(message.sequence, interface, source, resequenced=close)
         )
+
+
+def _decodes(data: bytes) -> bool:
+    try:
+        decode(data)
+    except DecodeError:
+        return False
+    return True
 
 
 def _looks_like_attempt(data: bytes) -> bool:

@@ -18,27 +18,79 @@ Choices where §5.1 leaves room, also listed in docs/uiap.md:
   beyond is not defended; a known claim may still be replaced), each defended at most
   ``max_lifetime`` seconds from receipt, infinite lifetimes included (§5.1: a proxy "MAY
   stop defending a claim at any earlier time").
+* Records are indexed like own claims (``index.DomainClaims``): per domain, those whose
+  spaces meet no other record's are kept sorted by interval and found by bisection, so an
+  incoming Claim-Attempt costs O(log n), not one comparison per record. Records that
+  overlap an indexed one (two devices' proxied claims conflict, which honest sites only
+  see briefly) are kept in a short list, at most ``MAX_OVERLAPPING`` per domain, scanned
+  in full; a record that would exceed it is not defended (the table is full for it).
 
 References: UIAP §4.1, §4.5.1, §4.5.2, §5.1.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final, TypeAlias
 
 from uuidkit.uiap.domain import DomainID
 from uuidkit.uiap.engine_types import LIFETIME_INFINITE
+from uuidkit.uiap.index import DomainClaims
 from uuidkit.uiap.message import Message
-from uuidkit.uiap.space import Interval, UIDSpace
+from uuidkit.uiap.space import Interval, NumberSpace, UIDSpace, intervals_overlap
 
-__all__ = ["ProxyKey", "ProxyRecord", "ProxyTable"]
+__all__ = ["MAX_OVERLAPPING", "ProxyKey", "ProxyRecord", "ProxyTable"]
+
+#: Records per domain kept outside the index because they overlap an indexed one.
+MAX_OVERLAPPING: Final = 32
 
 #: (claimant's device ID, Claim Reference Number, Domain ID): one claim of one device.
 ProxyKey: TypeAlias = tuple[int, int, DomainID]
 
-_NONE: Final[dict[ProxyKey, ProxyRecord]] = {}
+
+class _DomainRecords:
+    """One domain's records: by key, the disjoint ones indexed, the rest listed."""
+
+    __slots__ = ("by_key", "by_slot", "index", "overlapping")
+
+    def __init__(self, domain: DomainID) -> None:
+        self.by_key: dict[ProxyKey, ProxyRecord] = {}
+        self.index = DomainClaims(NumberSpace.generic(domain))
+        self.by_slot: dict[int, ProxyRecord] = {}
+        self.overlapping: list[ProxyRecord] = []
+
+    def meeting(self, interval: Interval) -> list[ProxyRecord]:
+        found = [self.by_slot[slot] for slot in self.index.meeting(interval)]
+        found.extend(r for r in self.overlapping if intervals_overlap(r.interval, interval))
+        return found
+
+    def room_for(self, key: ProxyKey, interval: Interval) -> bool:
+        """Whether a record of ``key`` over ``interval`` can be kept (indexed or listed)."""
+        meets = [self.by_slot[slot] for slot in self.index.meeting(interval)]
+        if not meets or [r.key for r in meets] == [key]:
+            return True
+        return len(self.overlapping) < MAX_OVERLAPPING or any(
+            r.key == key for r in self.overlapping
+        )
+
+    def add(self, record: ProxyRecord, slot: int) -> None:
+        if self.index.meeting(record.interval):
+            self.overlapping.append(record)
+        else:
+            record.slot = slot
+            self.index.add(slot, record.interval)
+            self.by_slot[slot] = record
+        self.by_key[record.key] = record
+
+    def remove(self, record: ProxyRecord) -> None:
+        del self.by_key[record.key]
+        if record.slot:
+            self.index.remove(record.slot, record.interval)
+            del self.by_slot[record.slot]
+        else:
+            self.overlapping.remove(record)
 
 
 @dataclass(slots=True)
@@ -60,6 +112,8 @@ class ProxyRecord:
     interval: Interval
     #: Token of the live timer entry for ``expires`` (``TimerQueue.push``); 0 for none.
     timer: int = 0
+    #: This record's number in its domain's index; 0 when it is in the overlapping list.
+    slot: int = 0
 
     @property
     def key(self) -> ProxyKey:
@@ -73,23 +127,30 @@ class ProxyTable:
     References: UIAP §5.1.
     """
 
-    __slots__ = ("_by_domain", "_count", "capacity", "max_lifetime")
+    __slots__ = ("_by_domain", "_count", "_slots", "capacity", "max_lifetime")
 
     def __init__(self, capacity: int | None = None, max_lifetime: float | None = None) -> None:
         self.capacity = capacity
         self.max_lifetime = max_lifetime
-        self._by_domain: dict[DomainID, dict[ProxyKey, ProxyRecord]] = {}
+        self._by_domain: dict[DomainID, _DomainRecords] = {}
         self._count = 0
+        self._slots = itertools.count(1)
 
     def __len__(self) -> int:
         return self._count
 
-    def full_for(self, message: Message) -> bool:
-        """True when ``message`` would add a record beyond ``capacity`` (replacing the
+    def full_for(self, message: Message, interval: Interval) -> bool:
+        """True when ``message`` would add a record beyond ``capacity``, or beyond
+        :data:`MAX_OVERLAPPING` records of its domain overlapping others (replacing the
         record of the same claim is always possible)."""
-        if self.capacity is None or self._count < self.capacity or message.lifetime == 0:
+        if message.lifetime == 0:
             return False  # a lifetime of 0 adds no record
         key = (message.device_id, message.claim_reference, message.domain)
+        records = self._by_domain.get(message.domain)
+        if records is not None and not records.room_for(key, interval):
+            return True
+        if self.capacity is None or self._count < self.capacity:
+            return False
         return self.get(key) is None
 
     def has_domain(self, domain: DomainID) -> bool:
@@ -98,17 +159,20 @@ class ProxyTable:
 
     def __iter__(self) -> Iterator[ProxyRecord]:
         for records in self._by_domain.values():
-            yield from records.values()
+            yield from records.by_key.values()
 
     def get(self, key: ProxyKey) -> ProxyRecord | None:
         """The record of ``key``, or ``None``."""
-        return self._by_domain.get(key[2], _NONE).get(key)
+        records = self._by_domain.get(key[2])
+        return None if records is None else records.by_key.get(key)
 
-    def in_domain(self, domain: DomainID) -> Iterator[ProxyRecord]:
-        """Every record of ``domain``."""
+    def meeting(self, domain: DomainID, interval: Interval) -> list[ProxyRecord]:
+        """The records of ``domain`` whose spaces meet ``interval``, in O(log n) plus the
+        records found and the short overlapping list."""
         if not self._by_domain:
-            return iter(())  # the common case: no Domain ID to hash
-        return iter(self._by_domain.get(domain, _NONE).values())
+            return []  # the common case: no Domain ID to hash
+        records = self._by_domain.get(domain)
+        return [] if records is None else records.meeting(interval)
 
     def remember(
         self, message: Message, now: float, interval: Interval
@@ -120,9 +184,12 @@ class ProxyTable:
         :meth:`full_for` and passes the space's ``interval``.
         """
         key = (message.device_id, message.claim_reference, message.domain)
-        records = self._by_domain.setdefault(message.domain, {})
-        previous = records.pop(key, None)
+        records = self._by_domain.get(message.domain)
+        if records is None:
+            records = self._by_domain[message.domain] = _DomainRecords(message.domain)
+        previous = records.by_key.get(key)
         if previous is not None:
+            records.remove(previous)
             self._count -= 1
         if message.lifetime == 0:
             self._prune(message.domain)
@@ -131,7 +198,7 @@ class ProxyTable:
             *key[:2], message.domain, message.space, self._expiry(message.lifetime, now),
             message.sequence, interval,
         )  # fmt: skip
-        records[key] = record
+        records.add(record, next(self._slots))
         self._count += 1
         return record, previous
 
@@ -146,10 +213,11 @@ class ProxyTable:
     def forget(self, record: ProxyRecord) -> None:
         """Stop defending ``record`` (§5.1: "MUST stop defending a claim once the lifetime
         specified in the Claim-Attempt expires")."""
-        del self._by_domain[record.domain][record.key]
+        self._by_domain[record.domain].remove(record)
         self._count -= 1
         self._prune(record.domain)
 
     def _prune(self, domain: DomainID) -> None:
-        if not self._by_domain.get(domain):
-            self._by_domain.pop(domain, None)
+        records = self._by_domain.get(domain)
+        if records is not None and not records.by_key:
+            del self._by_domain[domain]
