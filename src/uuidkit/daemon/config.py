@@ -26,10 +26,10 @@ from uuidkit.uiap.constants import (
     UIAP_CLAIM_TIMEOUT_S,
     UIAP_REPLY_PORT,
 )
+from uuidkit.uiapd.api import DEFAULT_SOCKET
 
 __all__ = ["ConfigError", "DaemonConfig", "load_config"]
 
-DEFAULT_SOCKET: Final = "/run/uuidkit/uiapd.sock"
 DEFAULT_STATE_DIR: Final = "/var/lib/uuidkit-uiapd"
 #: The most ``max_claims`` may allow, derived from the client's reply limit: the longest
 #: claim in a ``list`` reply (a range of two 255-octet UIDs, UIAP §3.2.3) is about 1,350
