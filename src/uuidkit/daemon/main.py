@@ -28,7 +28,7 @@ from typing import Any
 
 from uuidkit.daemon.config import ConfigError, DaemonConfig, load_config
 from uuidkit.daemon.keys import read_key_file
-from uuidkit.daemon.notify import notify
+from uuidkit.daemon.notify import notify, reloading
 from uuidkit.daemon.server import APIServer
 from uuidkit.daemon.service import ClaimService, Node
 from uuidkit.daemon.state import StateError, StateStore, device_id_of
@@ -220,13 +220,13 @@ class Daemon:
 
     def reload(self) -> None:
         """SIGHUP: re-read the configuration file (flags still override it)."""
-        self._notify("RELOADING=1")
+        self._notify(reloading("reloading the configuration"))
         try:
             new = load_config(self.config_path, self.overrides)
             keys = read_key_file(new.key_file) if new.key_file else None
         except (ConfigError, AuthError) as error:
             _log.error("reload refused, keeping the running configuration: %s", error)
-            self._notify("READY=1")
+            self._notify(f"READY=1\nSTATUS=reload refused, running configuration kept: {error}")
             return
         for key in _RESTART_KEYS:
             if getattr(new, key) != getattr(self.config, key):
@@ -244,7 +244,7 @@ class Daemon:
             self.service.max_claims = self.config.max_claims
             self.service.max_claims_per_uid = self.config.max_claims_per_uid
         _log.info("configuration reloaded")
-        self._notify("READY=1")
+        self._notify(f"READY=1\nSTATUS=configuration reloaded; serving {self.config.socket}")
 
 
 def _check_saved_claims(path: str, saved: Mapping[str, Any], config: DaemonConfig) -> None:

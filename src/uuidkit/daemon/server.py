@@ -189,9 +189,12 @@ class APIServer:
         self._identity: tuple[int, int] | None = None
         self._path = os.path.abspath(config.socket)
         self._tasks: set[asyncio.Task[None]] = set()
+        #: When :meth:`start` began serving, on the event loop's clock (for ``uptime``).
+        self._started = 0.0
 
     async def start(self) -> None:
         sock, self._identity = bind_api_socket(self._path)
+        self._started = asyncio.get_running_loop().time()
         self._server = await asyncio.start_unix_server(self._accept, sock=sock, backlog=_BACKLOG)
 
     def stop_accepting(self) -> None:
@@ -392,6 +395,7 @@ class APIServer:
         return {
             "version": PROTOCOL_VERSION,
             "pid": os.getpid(),
+            "uptime": round(asyncio.get_running_loop().time() - self._started, 3),
             "device_id": f"{snapshot.device_id:016x}",
             "interfaces": snapshot.interfaces,
             "claims": snapshot.claims,
