@@ -32,7 +32,7 @@ TAIL = r"""
 .TP
 .B UUIDKIT_UIAP_SOCKET
 The UIAP daemon's API socket for the client commands (\fBuiap claim\fR, \fBrelease\fR,
-\fBlist\fR, \fBstatus\fR, \fBwatch\fR) when \fB\-\-socket\fR is not given.
+\fBlist\fR, \fBstatus\fR, \fBmetrics\fR, \fBwatch\fR) when \fB\-\-socket\fR is not given.
 .TP
 .B UUIDKIT_PURE
 Set to 1: use the pure\-Python implementation even when the compiled accelerator is present.

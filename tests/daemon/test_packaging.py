@@ -38,7 +38,7 @@ def test_the_manual_page_matches_the_parser() -> None:
 def test_the_manual_page_names_every_command() -> None:
     text = MANPAGE.read_text(encoding="utf-8")
     assert text.startswith('.\\" Generated') and ".TH UUIDKIT 1 " in text
-    for command in ("gen", "inspect", "convert", "uiap daemon", "uiap claim", "uiap status"):
+    for command in ("gen", "inspect", "convert", "uiap daemon", "uiap claim", "uiap metrics"):
         assert f".SS uuidkit {command}\n" in text, command
     assert "UUIDKIT_UIAP_SOCKET" in text and "\\-\\-wait" in text
 

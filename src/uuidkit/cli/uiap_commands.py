@@ -164,6 +164,8 @@ def _register_daemon_commands(commands: argparse._SubParsersAction[Any]) -> None
         parser = _api_parser(commands, name, what)
         parser.add_argument("--json", action="store_true", help="print JSON")
         parser.set_defaults(handler=handler)
+    metrics = _api_parser(commands, "metrics", "print the daemon's metrics (Prometheus text)")
+    metrics.set_defaults(handler=metrics_command)
     watch = _api_parser(commands, "watch", "print the daemon's events as JSON lines")
     watch.set_defaults(handler=watch_command)
 
@@ -322,6 +324,14 @@ def status_command(args: argparse.Namespace) -> int:
     else:
         print("state: written")
     return 0
+
+
+def metrics_command(args: argparse.Namespace) -> int:
+    """Print the daemon's metrics in the Prometheus text exposition format."""
+    status, text = _api_call(args, lambda client: client.metrics())
+    if text is not None:
+        sys.stdout.write(text)
+    return status
 
 
 def watch_command(args: argparse.Namespace) -> int:

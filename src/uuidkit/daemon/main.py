@@ -28,6 +28,7 @@ from typing import Any
 
 from uuidkit.daemon.config import ConfigError, DaemonConfig, load_config
 from uuidkit.daemon.keys import read_key_file
+from uuidkit.daemon.metrics_export import MetricsExporter
 from uuidkit.daemon.notify import notify, reloading
 from uuidkit.daemon.server import APIServer
 from uuidkit.daemon.service import ClaimService, Node
@@ -60,6 +61,9 @@ _RESTART_KEYS = (
     "proxy",
     "device_id_mode",
     "device_id_interface",
+    "metrics_http",
+    "metrics_textfile",
+    "metrics_interval",
 )
 
 
@@ -135,6 +139,7 @@ class Daemon:
         self.authenticator: Authenticator | None = None
         self.service: ClaimService | None = None
         self.server: APIServer | None = None
+        self.metrics: MetricsExporter | None = None
 
     def _notify(self, message: str) -> None:
         problem = notify(message, self.environ)
@@ -189,6 +194,15 @@ class Daemon:
             await service.stop()
             store.close()
             raise ConfigError(str(error), "socket") from None
+        exporter = MetricsExporter(server.metrics_text, config)
+        try:
+            await exporter.start()
+        except OSError as error:
+            await server.stop()
+            await service.stop()
+            store.close()
+            raise ConfigError(f"cannot serve metrics: {error}", "metrics_http") from None
+        self.metrics = exporter
         self._install_signals()
         _log.info(
             "serving %s; device ID %016x; %d claims restored",
@@ -202,6 +216,7 @@ class Daemon:
         self._notify("STOPPING=1\nSTATUS=stopping")
         _log.info("stopping")
         server.stop_accepting()  # no new claims while the service stops
+        await exporter.stop()
         await service.stop()
         await server.stop()
         store.close()

@@ -67,7 +67,7 @@ SOCKET_ENV: Final = "UUIDKIT_UIAP_SOCKET"
 MAX_LINE_OCTETS: Final = 64 * 1024
 #: Lifetime of a claim when the request names none, in seconds.
 DEFAULT_LIFETIME_S: Final = 3600
-METHODS: Final = ("claim", "release", "list", "status", "watch")
+METHODS: Final = ("claim", "release", "list", "status", "metrics", "watch")
 
 
 class ErrorCode(enum.Enum):

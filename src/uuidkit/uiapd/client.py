@@ -358,6 +358,10 @@ class Client:
         """Device ID, interfaces, counters and drops by reason (the ``status`` method)."""
         return dict(self.call("status"))
 
+    def metrics(self) -> str:
+        """The daemon's metrics in the Prometheus text format (the ``metrics`` method)."""
+        return str(self.call("metrics")["text"])
+
     def watch(self) -> Generator[Event, None, None]:
         """Events, for ever, on a connection of their own (closed when the iterator is)."""
         watcher = Client(self.socket_path, timeout=None, wait=self.wait)
@@ -485,6 +489,9 @@ class AsyncClient:
 
     async def status(self) -> dict[str, Any]:
         return dict(await self.call("status"))
+
+    async def metrics(self) -> str:
+        return str((await self.call("metrics"))["text"])
 
     async def watch(self) -> AsyncGenerator[Event, None]:
         """Events, for ever, on a connection of their own."""
