@@ -25,15 +25,12 @@ from uuidkit.uiapd.client import DEFAULT_WAIT_S, AsyncClient, Client, socket_pat
 
 
 class FakeTime:
-    """A clock that moves only when the client pauses; ``on_pause`` runs at each pause."""
+    """Time that passes only when the client pauses; ``on_pause`` runs at each pause."""
 
     def __init__(self) -> None:
         self.now = 1000.0
         self.pauses: list[float] = []
         self.on_pause: list[object] = []
-
-    def clock(self) -> float:
-        return self.now
 
     def pause(self, seconds: float) -> None:
         self.pauses.append(seconds)
@@ -47,7 +44,6 @@ class FakeTime:
 @pytest.fixture
 def fake_time(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeTime]:
     fake = FakeTime()
-    monkeypatch.setattr(client_module, "_clock", fake.clock)
     monkeypatch.setattr(client_module, "_pause", fake.pause)
     yield fake
 

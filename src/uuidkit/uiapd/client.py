@@ -87,42 +87,42 @@ def socket_path(path: str | None = None) -> str:
     return os.environ.get(SOCKET_ENV) or DEFAULT_SOCKET
 
 
-def _deadline_passed(error: OSError, deadline: float, clock: Callable[[], float]) -> bool:
-    """Whether a failed connect is final: an error waiting cannot cure, or no time left."""
-    return error.errno not in _STARTING or clock() >= deadline
-
-
-#: The clock and the pause of the connect retries (module attributes, so a test can replace
-#: them and run a wait without real time passing).
-_clock: Callable[[], float] = time.monotonic
+#: The pause between connect attempts (a module attribute, so a test can replace it and run
+#: a wait without real time passing). The wait is counted in pauses, not read from a clock
+#: (the clients read none): ``wait`` seconds are ``wait / _RETRY_S`` pauses, and a connect to
+#: a Unix socket that is missing or refuses fails at once.
 _pause: Callable[[float], None] = time.sleep
 
 
+def _pauses(wait: float) -> list[float]:
+    """The pauses between connect attempts: :data:`_RETRY_S` each, adding up to ``wait``."""
+    whole, rest = divmod(max(0.0, wait), _RETRY_S)
+    return [_RETRY_S] * int(whole) + ([rest] if rest > 1e-9 else [])
+
+
 def _connect_waiting(connect: Callable[[], None], wait: float) -> None:
-    """``connect()``, retried every :data:`_RETRY_S` for up to ``wait`` seconds while it
-    fails with an error of a daemon that is starting; the last error is raised."""
-    deadline = _clock() + wait
-    while True:
+    """``connect()``, retried for up to ``wait`` seconds while it fails with an error of a
+    daemon that is starting; the last error is raised."""
+    for pause in [*_pauses(wait), None]:
         try:
             connect()
             return
         except OSError as error:
-            if _deadline_passed(error, deadline, _clock):
+            if error.errno not in _STARTING or pause is None:
                 raise
-        _pause(min(_RETRY_S, max(0.0, deadline - _clock())))
+        _pause(pause)
 
 
 async def _connect_waiting_async(connect: Callable[[], Awaitable[None]], wait: float) -> None:
     """The asyncio twin of :func:`_connect_waiting` (it pauses with ``asyncio.sleep``)."""
-    deadline = _clock() + wait
-    while True:
+    for pause in [*_pauses(wait), None]:
         try:
             await connect()
             return
         except OSError as error:
-            if _deadline_passed(error, deadline, _clock):
+            if error.errno not in _STARTING or pause is None:
                 raise
-        await asyncio.sleep(min(_RETRY_S, max(0.0, deadline - _clock())))
+        await asyncio.sleep(pause)
 
 
 @dataclass(frozen=True, slots=True)
