@@ -33,6 +33,7 @@ SPACE = UIDSpace.unique(b"\x2a")
 STATUS_KEYS = {
     "version",
     "pid",
+    "uptime",
     "device_id",
     "interfaces",
     "claims",

@@ -48,6 +48,13 @@ def server(tmp_path: Path) -> Iterator[str]:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen()
+    serve_on(listener)
+    yield path
+    listener.close()
+
+
+def serve_on(listener: socket.socket) -> None:
+    """Answer every connection ``listener`` accepts with :func:`_reply`, in threads."""
 
     def serve(conn: socket.socket) -> None:
         with conn, conn.makefile("rb") as lines:
@@ -64,8 +71,6 @@ def server(tmp_path: Path) -> Iterator[str]:
             threading.Thread(target=serve, args=(conn,), daemon=True).start()
 
     threading.Thread(target=accept, daemon=True).start()
-    yield path
-    listener.close()
 
 
 def test_sync_client(server: str) -> None:
@@ -91,7 +96,7 @@ def test_sync_client(server: str) -> None:
 
 def test_unreachable(tmp_path: Path) -> None:
     with pytest.raises(APIError) as caught:
-        Client(str(tmp_path / "nothing.sock")).status()
+        Client(str(tmp_path / "nothing.sock"), wait=0).status()
     assert caught.value.code is ErrorCode.UNREACHABLE
     assert "nothing.sock" in str(caught.value)
 
@@ -119,7 +124,7 @@ def test_async_client(server: str) -> None:
 def test_async_unreachable(tmp_path: Path) -> None:
     async def main() -> None:
         with pytest.raises(APIError) as caught:
-            await AsyncClient(str(tmp_path / "none.sock")).status()
+            await AsyncClient(str(tmp_path / "none.sock"), wait=0).status()
         assert caught.value.code is ErrorCode.UNREACHABLE
 
     asyncio.run(main())

@@ -388,7 +388,7 @@ class UIAPNodeSource:
 
     def _claim(self, node: int, *, reclaim: bool) -> ClaimResult:
         if self._client is None:
-            self._client = Client(self.socket_path, timeout=self._timeout_s)
+            self._client = Client(self.socket_path, timeout=self._timeout_s, wait=0)
         self.claims_made += 1
         try:
             return self._client.claim(

@@ -135,7 +135,9 @@ def _register_daemon_commands(commands: argparse._SubParsersAction[Any]) -> None
         description="Run the UIAP daemon; flags override the --config TOML file.",
     )
     daemon.add_argument("--config", metavar="FILE", help="TOML configuration file")
-    daemon.add_argument("--socket", metavar="PATH", help="API socket path")
+    daemon.add_argument(
+        "--socket", metavar="PATH", help="API socket path (default /run/uuidkit/uiapd.sock)"
+    )
     daemon.add_argument("--state-dir", metavar="DIR", help="claims and device ID directory")
     daemon.add_argument(
         "--interface", action="append", metavar="NAME", help="run on NAME (repeatable)"
@@ -171,14 +173,46 @@ def _register_daemon_commands(commands: argparse._SubParsersAction[Any]) -> None
         parser = _api_parser(commands, name, what)
         parser.add_argument("--json", action="store_true", help="print JSON")
         parser.set_defaults(handler=handler)
+    metrics = _api_parser(commands, "metrics", "print the daemon's metrics (Prometheus text)")
+    metrics.set_defaults(handler=metrics_command)
     watch = _api_parser(commands, "watch", "print the daemon's events as JSON lines")
     watch.set_defaults(handler=watch_command)
 
 
 def _api_parser(commands: argparse._SubParsersAction[Any], name: str, what: str) -> Any:
     parser = commands.add_parser(name, help=what, description=what.capitalize() + ".")
-    parser.add_argument("--socket", required=True, metavar="PATH", help="the daemon's socket")
+    parser.add_argument(
+        "--socket",
+        metavar="PATH",
+        help="the daemon's socket (default: $UUIDKIT_UIAP_SOCKET, else /run/uuidkit/uiapd.sock)",
+    )
+    parser.add_argument(
+        "--wait",
+        type=_seconds,
+        default=None,
+        metavar="S",
+        help="wait up to S seconds for a daemon that is starting (default 5)",
+    )
     return parser
+
+
+def _seconds(text: str) -> float:
+    """A ``--wait`` value: finite seconds >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected finite seconds >= 0, got {text!r}")
+    return value
+
+
+def _client(args: argparse.Namespace) -> Any:
+    """The client an API command uses: ``--socket`` or its defaults, ``--wait`` or 5 s."""
+    from uuidkit.uiapd.client import DEFAULT_WAIT_S, Client
+
+    wait = DEFAULT_WAIT_S if args.wait is None else args.wait
+    return Client(args.socket, wait=wait)
 
 
 def daemon_command(args: argparse.Namespace) -> int:
@@ -204,10 +238,9 @@ def daemon_command(args: argparse.Namespace) -> int:
 def _api_call(args: argparse.Namespace, call: Any) -> tuple[int, Any]:
     """Run ``call(client)``; an unreachable daemon or an API error is one line, status 2."""
     from uuidkit.uiapd.api import APIError
-    from uuidkit.uiapd.client import Client
 
     try:
-        with Client(args.socket) as client:
+        with _client(args) as client:
             return 0, call(client)
     except APIError as error:
         print(f"uuidkit: error: {error} ({error.code.value})", file=sys.stderr)
@@ -303,13 +336,20 @@ def status_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def metrics_command(args: argparse.Namespace) -> int:
+    """Print the daemon's metrics in the Prometheus text exposition format."""
+    status, text = _api_call(args, lambda client: client.metrics())
+    if text is not None:
+        sys.stdout.write(text)
+    return status
+
+
 def watch_command(args: argparse.Namespace) -> int:
     """Print events as JSON lines until interrupted or the daemon goes away."""
     from uuidkit.uiapd.api import APIError
-    from uuidkit.uiapd.client import Client
 
     try:
-        for event in Client(args.socket).watch():
+        for event in _client(args).watch():
             print(json.dumps({"event": event.name, **event.fields}, sort_keys=True), flush=True)
     except APIError as error:
         print(f"uuidkit: error: {error} ({error.code.value})", file=sys.stderr)

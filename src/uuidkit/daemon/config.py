@@ -12,6 +12,7 @@ References: UIAP §2.3, §3.1, §8.1, §10 (group, ports, timers); §7 (the site
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import math
 import tomllib
 from collections.abc import Mapping
@@ -26,10 +27,10 @@ from uuidkit.uiap.constants import (
     UIAP_CLAIM_TIMEOUT_S,
     UIAP_REPLY_PORT,
 )
+from uuidkit.uiapd.api import DEFAULT_SOCKET
 
-__all__ = ["ConfigError", "DaemonConfig", "load_config"]
+__all__ = ["ConfigError", "DaemonConfig", "load_config", "split_host_port"]
 
-DEFAULT_SOCKET: Final = "/run/uuidkit/uiapd.sock"
 DEFAULT_STATE_DIR: Final = "/var/lib/uuidkit-uiapd"
 #: The most ``max_claims`` may allow, derived from the client's reply limit: the longest
 #: claim in a ``list`` reply (a range of two 255-octet UIDs, UIAP §3.2.3) is about 1,350
@@ -112,6 +113,14 @@ class DaemonConfig:
     idle_timeout: float = 60.0
     #: Log level name (debug, info, warning, error).
     log_level: str = "info"
+    #: ``HOST:PORT`` (an IP address; ``[::1]:9464`` for IPv6) where an HTTP server answers
+    #: ``GET /metrics`` with the Prometheus text format; empty = none.
+    metrics_http: str = ""
+    #: A file rewritten with the Prometheus text every ``metrics_interval`` seconds, for
+    #: node-exporter's textfile collector; empty = none.
+    metrics_textfile: str = ""
+    #: Seconds between rewrites of ``metrics_textfile``.
+    metrics_interval: float = 15.0
 
     def __post_init__(self) -> None:
         for name in ("socket", "state_dir"):
@@ -161,6 +170,12 @@ class DaemonConfig:
             raise ConfigError(
                 f"expected debug, info, warning or error, got {self.log_level!r}", "log_level"
             )
+        if self.metrics_http:
+            split_host_port(self.metrics_http)
+        if not math.isfinite(self.metrics_interval) or self.metrics_interval <= 0:
+            raise ConfigError(
+                f"expected seconds > 0, got {self.metrics_interval!r}", "metrics_interval"
+            )
         for name in self.interfaces:
             if not _is_interface_name(name):
                 raise ConfigError(f"not an interface name: {name!r}", "interfaces")
@@ -172,6 +187,28 @@ class DaemonConfig:
             raise ConfigError(
                 f"not an interface name: {self.device_id_interface!r}", "device_id_interface"
             )
+
+
+def split_host_port(text: str) -> tuple[str, int]:
+    """``metrics_http`` as an IP address and a TCP port (0: any free port), or
+    :class:`ConfigError` naming it.
+
+    References: RFC 3986 §3.2.2 (an IPv6 address in brackets), §3.2.3 (port).
+    """
+    host, colon, port = text.rpartition(":")
+    bracketed = host.startswith("[") and host.endswith("]")
+    host = host[1:-1] if bracketed else host
+    try:
+        address = ipaddress.ip_address(host)
+        number = int(port) if port.isdigit() else -1
+    except ValueError:
+        address, number = None, -1
+    unbracketed_v6 = isinstance(address, ipaddress.IPv6Address) and not bracketed
+    if not colon or address is None or unbracketed_v6 or not 0 <= number <= 0xFFFF:
+        raise ConfigError(
+            f"expected ADDRESS:PORT (an IP address, [::1] for IPv6), got {text!r}", "metrics_http"
+        )
+    return host, number
 
 
 def _is_interface_name(name: str) -> bool:

@@ -28,7 +28,8 @@ from typing import Any
 
 from uuidkit.daemon.config import ConfigError, DaemonConfig, load_config
 from uuidkit.daemon.keys import read_key_file
-from uuidkit.daemon.notify import notify
+from uuidkit.daemon.metrics_export import MetricsExporter
+from uuidkit.daemon.notify import notify, reloading
 from uuidkit.daemon.server import APIServer
 from uuidkit.daemon.service import ClaimService, Node
 from uuidkit.daemon.state import StateError, StateStore, device_id_of
@@ -60,6 +61,9 @@ _RESTART_KEYS = (
     "proxy",
     "device_id_mode",
     "device_id_interface",
+    "metrics_http",
+    "metrics_textfile",
+    "metrics_interval",
 )
 
 
@@ -135,6 +139,7 @@ class Daemon:
         self.authenticator: Authenticator | None = None
         self.service: ClaimService | None = None
         self.server: APIServer | None = None
+        self.metrics: MetricsExporter | None = None
 
     def _notify(self, message: str) -> None:
         problem = notify(message, self.environ)
@@ -169,6 +174,8 @@ class Daemon:
         _log.info("stopping")
         server.stop_accepting()  # no new claims while the service stops
         try:
+            if self.metrics is not None:
+                await self.metrics.stop()
             await service.stop()
             await server.stop()
         finally:
@@ -218,6 +225,14 @@ class Daemon:
         except OSError as error:
             await service.stop()
             raise ConfigError(str(error), "socket") from None
+        exporter = MetricsExporter(server.metrics_text, config)
+        try:
+            await exporter.start()
+        except OSError as error:
+            await server.stop()
+            await service.stop()
+            raise ConfigError(f"cannot serve metrics: {error}", "metrics_http") from None
+        self.metrics = exporter
         return service, server
 
     def _install_signals(self) -> None:
@@ -233,13 +248,13 @@ class Daemon:
 
     def reload(self) -> None:
         """SIGHUP: re-read the configuration file (flags still override it)."""
-        self._notify("RELOADING=1")
+        self._notify(reloading("reloading the configuration"))
         try:
             new = load_config(self.config_path, self.overrides)
             keys = read_key_file(new.key_file) if new.key_file else None
         except (ConfigError, AuthError) as error:
             _log.error("reload refused, keeping the running configuration: %s", error)
-            self._notify("READY=1")
+            self._notify(f"READY=1\nSTATUS=reload refused, running configuration kept: {error}")
             return
         for key in _RESTART_KEYS:
             if getattr(new, key) != getattr(self.config, key):
@@ -257,7 +272,7 @@ class Daemon:
             self.service.max_claims = self.config.max_claims
             self.service.max_claims_per_uid = self.config.max_claims_per_uid
         _log.info("configuration reloaded")
-        self._notify("READY=1")
+        self._notify(f"READY=1\nSTATUS=configuration reloaded; serving {self.config.socket}")
 
 
 def _check_saved_claims(path: str, saved: Mapping[str, Any], config: DaemonConfig) -> None:

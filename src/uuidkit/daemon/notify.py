@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 
-__all__ = ["notify", "notify_address"]
+__all__ = ["notify", "notify_address", "reloading"]
 
 
 def notify_address(value: str | None) -> str | bytes | None:
@@ -47,3 +48,16 @@ def notify(message: str, environ: Mapping[str, str] | None = None) -> str | None
     except OSError as error:
         return f"sd_notify to {address!r} failed: {error}"
     return None
+
+
+def reloading(status: str, monotonic_ns: Callable[[], int] | None = None) -> str:
+    """The message that starts a reload: ``RELOADING=1``, the time it began as
+    ``MONOTONIC_USEC=`` (CLOCK_MONOTONIC in microseconds, which sd_notify(3) asks to accompany
+    ``RELOADING=1`` so the manager can tell this reload from an earlier one) and ``STATUS=``.
+
+    References: the systemd sd_notify(3) protocol (RELOADING=1, MONOTONIC_USEC=, STATUS=).
+    """
+    now_ns = (
+        monotonic_ns() if monotonic_ns is not None else time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+    )
+    return f"RELOADING=1\nMONOTONIC_USEC={now_ns // 1000}\nSTATUS={status}"

@@ -42,6 +42,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from uuidkit.daemon.config import DaemonConfig
+from uuidkit.daemon.metrics import ClaimMetrics, render_metrics
 from uuidkit.daemon.service import ClaimService
 from uuidkit.uiapd.api import (
     MAX_LINE_OCTETS,
@@ -192,9 +193,14 @@ class APIServer:
         self._identity: tuple[int, int] | None = None
         self._path = os.path.abspath(config.socket)
         self._tasks: set[asyncio.Task[None]] = set()
+        #: Outcomes and latencies of the claims answered here (the ``metrics`` method).
+        self.claim_metrics = ClaimMetrics()
+        #: When :meth:`start` began serving, on the monotonic clock (for ``uptime``).
+        self._started = 0.0
 
     async def start(self) -> None:
         sock, self._identity = bind_api_socket(self._path)
+        self._started = time.monotonic()
         self._server = await asyncio.start_unix_server(self._accept, sock=sock, backlog=_BACKLOG)
 
     def stop_accepting(self) -> None:
@@ -374,7 +380,9 @@ class APIServer:
     async def _dispatch(self, client: _Client, request: Request) -> dict[str, Any]:
         method, params = request.method, request.params
         if method == "claim":
-            return await self.service.claim(parse_claim_params(params), client.uid, client)
+            result = await self.service.claim(parse_claim_params(params), client.uid, client)
+            self.claim_metrics.observe(result)
+            return result
         if method == "release":
             claim = params.get("claim")
             if not isinstance(claim, str):
@@ -385,15 +393,25 @@ class APIServer:
             return {"claims": self.service.list_claims()}
         if method == "status":
             return self._status()
+        if method == "metrics":
+            return {"text": self.metrics_text()}
         client.watching = True
         self.service.subscribe(self._watcher(client))
         return {"watching": True}
+
+    def metrics_text(self) -> str:
+        """The ``metrics`` reply's text: the status and the claim outcomes, Prometheus format.
+
+        References: docs/uiap-api.md (metrics); UIAP §2.4.
+        """
+        return render_metrics(self._status(), self.claim_metrics)
 
     def _status(self) -> dict[str, Any]:
         snapshot = self.service.status()
         return {
             "version": PROTOCOL_VERSION,
             "pid": os.getpid(),
+            "uptime": round(time.monotonic() - self._started, 3) if self._started else 0.0,
             "device_id": f"{snapshot.device_id:016x}",
             "interfaces": snapshot.interfaces,
             "claims": snapshot.claims,

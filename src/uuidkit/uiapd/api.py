@@ -37,9 +37,11 @@ from uuidkit.uiap.space import Fmt, UIDSpace
 
 __all__ = [
     "DEFAULT_LIFETIME_S",
+    "DEFAULT_SOCKET",
     "MAX_LINE_OCTETS",
     "METHODS",
     "PROTOCOL_VERSION",
+    "SOCKET_ENV",
     "APIError",
     "ClaimParams",
     "ErrorCode",
@@ -56,12 +58,18 @@ __all__ = [
 
 #: The version of the API's messages: every reply carries it as ``v`` (UIAP §2.1.1).
 PROTOCOL_VERSION: Final = 1
+#: Where the daemon serves its API unless configured otherwise, and where clients look for it
+#: unless told (an argument, or the environment variable :data:`SOCKET_ENV`).
+DEFAULT_SOCKET: Final = "/run/uuidkit/uiapd.sock"
+#: The environment variable naming the API socket for clients (``uuidkit uiap claim`` ...,
+#: :class:`~uuidkit.uiapd.client.Client`) when no path is given.
+SOCKET_ENV: Final = "UUIDKIT_UIAP_SOCKET"
 #: Longest request or reply line, in octets including the newline.
 MAX_LINE_OCTETS: Final = 64 * 1024
 #: Lifetime of a claim when the request names none, in seconds.
 DEFAULT_LIFETIME_S: Final = 3600
 #: The methods a request may name; docs/uiap-api.md describes each.
-METHODS: Final = ("claim", "release", "list", "status", "watch")
+METHODS: Final = ("claim", "release", "list", "status", "metrics", "watch")
 
 
 class ErrorCode(enum.Enum):

@@ -5,7 +5,7 @@
     from uuidkit.uiap import UIDSpace
     from uuidkit.uiapd.client import Client
 
-    with Client("/run/uuidkit/uiap.sock") as client:
+    with Client() as client:         # $UUIDKIT_UIAP_SOCKET, else /run/uuidkit/uiapd.sock
         result = client.claim("0fff:0000:0006:0000", UIDSpace.unique(node), lifetime=3600)
         if result.granted:
             ...                      # result.claim is the claim ID, result.expires Unix time
@@ -15,6 +15,11 @@
 Every method raises :class:`~uuidkit.uiapd.api.APIError` (a ``ValueError``) with the
 daemon's error code, or with ``unreachable`` when the socket cannot be reached or the
 daemon closed the connection; a denied claim is not an error (``result.granted`` is false).
+
+A client without a socket path uses the environment variable ``UUIDKIT_UIAP_SOCKET``, else
+the daemon's default ``/run/uuidkit/uiapd.sock`` (:func:`socket_path`). A daemon that is
+starting has no socket yet, or one that does not accept yet: a client retries its connect for
+up to ``wait`` seconds (:data:`DEFAULT_WAIT_S`) before it says ``unreachable``.
 
 The clients live beside the schema they speak (:mod:`uuidkit.uiapd.api`), apart from the
 protocol package :mod:`uuidkit.uiap` (which has no sockets) and from the daemon's own code
@@ -28,10 +33,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import itertools
 import json
+import os
 import socket
-from collections.abc import AsyncGenerator, Generator, Mapping
+import time
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -39,20 +47,82 @@ from uuidkit.uiap.domain import DomainID
 from uuidkit.uiap.space import UIDSpace
 from uuidkit.uiapd.api import (
     DEFAULT_LIFETIME_S,
+    DEFAULT_SOCKET,
     PROTOCOL_VERSION,
+    SOCKET_ENV,
     APIError,
     ClaimParams,
     ErrorCode,
     decode_line,
 )
 
-__all__ = ["AsyncClient", "ClaimResult", "Client", "Event"]
+__all__ = ["DEFAULT_WAIT_S", "AsyncClient", "ClaimResult", "Client", "Event", "socket_path"]
 
 #: Longest reply line a client accepts, in octets (a ``list`` of many claims is long).
 MAX_REPLY_OCTETS: Final = 16 * 1024 * 1024
 #: Seconds a client waits for a reply by default: a new claim takes 2.5 s with the
 #: draft's timers (UIAP §2.4.1, §10).
 DEFAULT_TIMEOUT_S: Final = 60.0
+#: Seconds a client keeps trying to connect to a daemon that is starting: the daemon's socket
+#: appears within about a second of its start (it binds after reading its state and opening
+#: its network sockets), so five seconds cover a start on a busy host.
+DEFAULT_WAIT_S: Final = 5.0
+#: Seconds between connect attempts while waiting.
+_RETRY_S: Final = 0.05
+#: Connect errors that mean "not there yet": no socket file (the daemon renames it into place
+#: once it listens) or a socket nobody accepts on (a dead daemon's file, before the new one
+#: replaces it). Anything else (a permission error, say) will not change by waiting.
+_STARTING: Final = frozenset({errno.ENOENT, errno.ECONNREFUSED})
+
+
+def socket_path(path: str | None = None) -> str:
+    """The API socket a client uses: ``path`` if given, else the environment variable
+    ``UUIDKIT_UIAP_SOCKET`` if set and not empty, else the daemon's default
+    ``/run/uuidkit/uiapd.sock``.
+
+    References: UIAP §2.1.1 (the service an application invokes); docs/uiap-api.md.
+    """
+    if path:
+        return path
+    return os.environ.get(SOCKET_ENV) or DEFAULT_SOCKET
+
+
+#: The pause between connect attempts (a module attribute, so a test can replace it and run
+#: a wait without real time passing). The wait is counted in pauses, not read from a clock
+#: (the clients read none): ``wait`` seconds are ``wait / _RETRY_S`` pauses, and a connect to
+#: a Unix socket that is missing or refuses fails at once.
+_pause: Callable[[float], None] = time.sleep
+
+
+def _pauses(wait: float) -> list[float]:
+    """The pauses between connect attempts: :data:`_RETRY_S` each, adding up to ``wait``."""
+    whole, rest = divmod(max(0.0, wait), _RETRY_S)
+    return [_RETRY_S] * int(whole) + ([rest] if rest > 1e-9 else [])
+
+
+def _connect_waiting(connect: Callable[[], None], wait: float) -> None:
+    """``connect()``, retried for up to ``wait`` seconds while it fails with an error of a
+    daemon that is starting; the last error is raised."""
+    for pause in [*_pauses(wait), None]:
+        try:
+            connect()
+            return
+        except OSError as error:
+            if error.errno not in _STARTING or pause is None:
+                raise
+        _pause(pause)
+
+
+async def _connect_waiting_async(connect: Callable[[], Awaitable[None]], wait: float) -> None:
+    """The asyncio twin of :func:`_connect_waiting` (it pauses with ``asyncio.sleep``)."""
+    for pause in [*_pauses(wait), None]:
+        try:
+            await connect()
+            return
+        except OSError as error:
+            if error.errno not in _STARTING or pause is None:
+                raise
+        await asyncio.sleep(pause)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +228,10 @@ def _event(body: Mapping[str, Any]) -> Event:
     return Event(str(body["event"]), fields)
 
 
+def _resolve(path: str | None) -> str:
+    return socket_path(path)
+
+
 class Client:
     """A synchronous client on one connection (opened on first use; not thread-safe).
 
@@ -167,9 +241,16 @@ class Client:
     References: UIAP §2.1.1; docs/uiap-api.md (Python clients).
     """
 
-    def __init__(self, socket_path: str, *, timeout: float | None = DEFAULT_TIMEOUT_S) -> None:
-        self.socket_path = socket_path
+    def __init__(
+        self,
+        socket_path: str | None = None,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT_S,
+        wait: float = DEFAULT_WAIT_S,
+    ) -> None:
+        self.socket_path = _resolve(socket_path)
         self.timeout = timeout
+        self.wait = wait
         self._sock: socket.socket | None = None
         self._buffer = b""
         self._ids = itertools.count(1)
@@ -192,7 +273,7 @@ class Client:
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             sock.settimeout(self.timeout)
             try:
-                sock.connect(self.socket_path)
+                _connect_waiting(lambda: sock.connect(self.socket_path), self.wait)
             except OSError as error:
                 sock.close()
                 raise _unreachable(self.socket_path, error) from None
@@ -277,9 +358,13 @@ class Client:
         """Device ID, interfaces, counters and drops by reason (the ``status`` method)."""
         return dict(self.call("status"))
 
+    def metrics(self) -> str:
+        """The daemon's metrics in the Prometheus text format (the ``metrics`` method)."""
+        return str(self.call("metrics")["text"])
+
     def watch(self) -> Generator[Event, None, None]:
         """Events, for ever, on a connection of their own (closed when the iterator is)."""
-        watcher = Client(self.socket_path, timeout=None)
+        watcher = Client(self.socket_path, timeout=None, wait=self.wait)
         try:
             watcher.call("watch")
             while True:
@@ -296,9 +381,16 @@ class AsyncClient:
     References: UIAP §2.1.1; docs/uiap-api.md (Python clients).
     """
 
-    def __init__(self, socket_path: str, *, timeout: float | None = DEFAULT_TIMEOUT_S) -> None:
-        self.socket_path = socket_path
+    def __init__(
+        self,
+        socket_path: str | None = None,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT_S,
+        wait: float = DEFAULT_WAIT_S,
+    ) -> None:
+        self.socket_path = _resolve(socket_path)
         self.timeout = timeout
+        self.wait = wait
         self._streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
         self._ids = itertools.count(1)
         self._lock = asyncio.Lock()
@@ -319,12 +411,18 @@ class AsyncClient:
 
     async def _connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         if self._streams is None:
-            try:
-                self._streams = await asyncio.open_unix_connection(
-                    self.socket_path, limit=MAX_REPLY_OCTETS
+            opened: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+
+            async def connect() -> None:
+                opened.append(
+                    await asyncio.open_unix_connection(self.socket_path, limit=MAX_REPLY_OCTETS)
                 )
+
+            try:
+                await _connect_waiting_async(connect, self.wait)
             except OSError as error:
                 raise _unreachable(self.socket_path, error) from None
+            self._streams = opened[0]
         return self._streams
 
     async def _read_line(self) -> dict[str, Any]:
@@ -392,9 +490,12 @@ class AsyncClient:
     async def status(self) -> dict[str, Any]:
         return dict(await self.call("status"))
 
+    async def metrics(self) -> str:
+        return str((await self.call("metrics"))["text"])
+
     async def watch(self) -> AsyncGenerator[Event, None]:
         """Events, for ever, on a connection of their own."""
-        watcher = AsyncClient(self.socket_path, timeout=None)
+        watcher = AsyncClient(self.socket_path, timeout=None, wait=self.wait)
         try:
             await watcher.call("watch")
             while True:
