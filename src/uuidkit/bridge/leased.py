@@ -309,8 +309,13 @@ class LeasedNodeSource:
         for _ in range(self.max_attempts):
             node = leased_node(self._random_bytes)
             sent = self._mono()
-            with self._io_lock:
+            # A renewal stuck on a hung service holds the I/O lock: fail rather than hang.
+            if not self._io_lock.acquire(timeout=CLOSE_WAIT_S):
+                raise ServiceUnreachable("the service has not answered a request in flight")
+            try:
                 grant = self.backend.acquire(node, self.lifetime_s)
+            finally:
+                self._io_lock.release()
             if grant is None:
                 taken += 1
                 continue
