@@ -107,6 +107,7 @@ CI_STEPS = [
     (r"apt-get update", "installs"),
     (r"apt-get install .*\bpostgresql\b", "PostgreSQL server"),
     (r"apt-get install .*\bnftables\b", "nftables"),
+    (r"apt-get install .*\betcd-server\b", "etcd"),
     (r"pip install --quiet 'setuptools>=77' wheel", "setuptools 77"),
     (r"-Wall -Wextra -Werror.*build_ext --inplace", "builds the C accelerator in place"),
     (r"pip install --quiet -e '\.\[test\]' && python3 -m pytest -q", "runs the second command"),
