@@ -385,3 +385,32 @@ def test_lease_churn_never_hands_one_node_to_two_live_holders(
     data = b"".join(path.read_bytes() for path in tmp_path.glob("churn-*-*"))
     assert len({data[i : i + 16] for i in range(0, len(data), 16)}) == len(data) // 16
     assert service.check_history() > 0
+
+
+# ---------------------------------------------------------------------------- fork
+
+
+def _child_value(make: Callable[[], Any], pipe: Any) -> None:
+    pipe.send(read_node_layout(make(), "v7-node").node)
+
+
+def test_a_forked_child_leases_its_own_node_and_leaves_the_parents_connection(
+    service: Service,
+) -> None:
+    with service.make(lifetime_s=30) as source:
+        make = node_bound_generator(7, source)
+        parent_node = read_node_layout(make(), "v7-node").node
+        connection = getattr(source.backend, "_conn", None)
+        parent_end, child_end = FORK.Pipe()
+        child = FORK.Process(target=_child_value, args=(make, child_end))
+        child.start()
+        child_node = parent_end.recv()
+        child.join(30)
+        assert child.exitcode == 0
+        assert child_node != parent_node
+        lease, grant = source.current(), source.grant
+        assert grant is not None
+        assert source.renew_once(lease, grant)  # the parent's lease and connection live on
+        assert getattr(source.backend, "_conn", None) is connection
+        if connection is not None:  # PostgreSQL: the same server session answers
+            assert connection.execute("SELECT 1").fetchone() == (1,)
