@@ -137,6 +137,11 @@ class LeasedNodeSource:
     - **Loss**: LOST at once; then ``on_loss`` (RECLAIM or RAISE), never random bits.
     - **Thread safety**: one lock; listeners are called outside it.
     - **Fork**: the child leases its own node (RFC 9562 §6.9).
+    - **Threads**: a renewer and a deadline watchdog, started with the first lease and
+      stopped by :meth:`close` (use the source as a context manager). ``threads=False``
+      starts neither: the caller drives :meth:`renew_once` (tests do).
+    - **Clocks**: ``uuidkit._system.monotonic_ns`` judges every deadline, here and in the
+      generators; ``clock`` (their wall clock) only converts it into ``expires_ns``.
 
     References: RFC 9562 §6.4, §6.9, §6.10.
     """
@@ -151,7 +156,6 @@ class LeasedNodeSource:
         max_attempts: int = 8,
         random_bytes: Callable[[int], bytes] = os.urandom,
         clock: Callable[[], int] | None = None,
-        monotonic: Callable[[], int] | None = None,
         threads: bool = True,
     ) -> None:
         if type(lifetime_s) is not int or lifetime_s < 2:
@@ -176,7 +180,6 @@ class LeasedNodeSource:
         self._margin_ns = int(margin_s * NS_PER_S)
         self._random_bytes = random_bytes
         self._clock = clock
-        self._monotonic = monotonic
         self._threads_wanted = threads
         self._listeners = ListenerSet()
         self._generation = 0
@@ -276,7 +279,9 @@ class LeasedNodeSource:
     # ------------------------------------------------------------------ internals
 
     def _mono(self) -> int:
-        return (self._monotonic or _system.monotonic_ns)()
+        # The generators' per-value check reads this same clock (looked up at each call,
+        # so a test's fake reaches both).
+        return _system.monotonic_ns()
 
     def _wall(self) -> int:
         return (self._clock or _system.system_clock_ns)()
