@@ -12,6 +12,7 @@ Run: ``python3 bench/bench_bridge.py [--socket PATH]``
 from __future__ import annotations
 
 import argparse
+import time
 import uuid
 from typing import Any
 
@@ -26,7 +27,7 @@ from uuidkit.generators import (
     V1Generator,
     V7Generator,
 )
-from uuidkit.generators.nodesource import NodeSource
+from uuidkit.generators.nodesource import NodeLease, NodeSource
 
 NODE = 0x0123_4567_89AB | 1 << 40
 
@@ -59,11 +60,27 @@ def per_call(source: NodeSource) -> None:
     plain_v7 = timer.measure("uuidkit.uuid7()", uuidkit.uuid7)
     timer.measure("V7Generator()()", V7Generator())
     node_v7 = timer.measure("NodeBoundV7Generator()()  (v7-node)", NodeBoundV7Generator(source))
+    leased_v7 = timer.measure(
+        "NodeBoundV7Generator()()  (v7-node, leased: + monotonic deadline check)",
+        NodeBoundV7Generator(_LeaseWithDeadline()),
+    )
     timer.measure("NodeBoundV8Generator()()  (v8-node)", NodeBoundV8Generator(source))
     timer.report(base, "node-bearing UUIDs, one per call")
     results = timer.results
     print(f"\nnode-bound v1 / uuidkit.uuid1: {results[node_v1] / results[plain_v1]:.2f}x")
     print(f"node-bound v7 / uuidkit.uuid7: {results[node_v7] / results[plain_v7]:.2f}x")
+    print(f"v7-node leased / v7-node unleased: {results[leased_v7] / results[node_v7]:.2f}x")
+
+
+class _LeaseWithDeadline(ManualNodeSource):
+    """A lease as the etcd and PostgreSQL sources hand out: with a monotonic deadline (an
+    hour away), which the generator checks before every value."""
+
+    def __init__(self) -> None:
+        super().__init__(NODE)
+        lease = super().current()
+        deadline = time.monotonic_ns() + 3600 * 1_000_000_000
+        self._lease = NodeLease(lease.node, lease.generation, lease.expires_ns, deadline)
 
 
 if __name__ == "__main__":

@@ -112,6 +112,7 @@ CI_STEPS = [
     (r"apt-get install .*\bprometheus\b", "prometheus for `promtool check metrics`"),
     (r"debconf-set-selections", "no setuid `dumpcap`"),
     (r"apt-get install .*\btshark tcpdump\b", "tshark and tcpdump for the Wireshark dissector"),
+    (r"apt-get install .*\betcd-server\b", "etcd"),
     (r"pip install --quiet 'setuptools>=77' wheel", "setuptools 77"),
     (r"-Wall -Wextra -Werror.*build_ext --inplace", "builds the C accelerator in place"),
     (r"pip install --quiet -e '\.\[test\]' && python3 -m pytest -q", "runs the second command"),

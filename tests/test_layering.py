@@ -131,7 +131,7 @@ LAYERS: tuple[Layer, ...] = (
     ),
     Layer(
         "bridge",
-        "node IDs claimed through the daemon, for the node-bound generators",
+        "node IDs claimed through the daemon, leased or numbered, for the node-bound generators",
         ("bridge/",),
         ("errors", "system", "UUID core", "generators", "protocol", "API schema", "API client"),
     ),

@@ -60,6 +60,7 @@ from uuidkit.generators.nodesource import (
     NodeEventKind,
     NodeLease,
     NodeListener,
+    NodeSource,
 )
 from uuidkit.uiap.numberspaces import UUID_NODE_ID_DOMAIN, node_id_uid
 from uuidkit.uiap.space import UIDSpace
@@ -511,8 +512,9 @@ NodeBoundGenerator = (
 )
 
 
-def node_bound_generator(version: int, source: UIAPNodeSource) -> NodeBoundGenerator:
-    """The node-bound generator of ``version`` (1, 6, 7: v7-node, 8: v8-node) on ``source``.
+def node_bound_generator(version: int, source: NodeSource) -> NodeBoundGenerator:
+    """The node-bound generator of ``version`` (1, 6, 7: v7-node, 8: v8-node) on ``source``
+    (any :class:`~uuidkit.generators.NodeSource`: UIAP, leased, static or manual).
 
     References: RFC 9562 §5.1, §5.6, §5.7, §5.8, §6.4.
     """

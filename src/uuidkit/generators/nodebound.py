@@ -96,6 +96,13 @@ def _unbind(key: tuple[int, int], ref: weakref.ref[_NodeBound]) -> None:
             del _bound[key]
 
 
+def _past_deadline(lease: NodeLease) -> bool:
+    """True once a lease's monotonic deadline (if it has one) has come: a paused process or
+    a wall clock stepped back must not stretch a leased node past its end."""
+    deadline = lease.deadline_mono_ns
+    return deadline is not None and _system.monotonic_ns() >= deadline
+
+
 class _NodeBound:
     """Lease handling shared by the node-bound generators (one lock for both)."""
 
@@ -144,12 +151,12 @@ class _NodeBound:
     def _node_for(self, now_ns: int) -> int:
         """The node of the next value (lock held): the lease, renewed from the source."""
         lease = self._lease
-        if lease is None or now_ns >= lease.expires_ns:
+        if lease is None or now_ns >= lease.expires_ns or _past_deadline(lease):
             fresh = self._source.current()
             if lease is None or fresh.generation != lease.generation:
                 self._on_new_node(fresh)
             self._lease = lease = fresh
-            if now_ns >= lease.expires_ns:
+            if now_ns >= lease.expires_ns or _past_deadline(lease):
                 self._lease = None
                 raise NodeUnavailableError(
                     f"node {lease.node:012x}: its lease ended at {lease.expires_ns} ns, before "

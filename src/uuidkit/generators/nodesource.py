@@ -60,6 +60,10 @@ class NodeLease:
     generation: int
     #: Unix-epoch nanoseconds on the generator's clock: not to be used at or after this.
     expires_ns: int
+    #: If set, also not to be used once ``uuidkit._system.monotonic_ns()`` reaches this (a
+    #: leased node's deadline, which a wall clock stepped back or a paused process must not
+    #: stretch); the node-bound generators check it before every value.
+    deadline_mono_ns: int | None = None
 
 
 class NodeEventKind(enum.Enum):

@@ -70,6 +70,28 @@ class Cluster:
         """A URL for SQLAlchemy (``postgresql+psycopg``) or asyncpg (``postgresql``)."""
         return f"{driver}://{self.user}@/{dbname}?host={self.socket_dir}&port={self.port}"
 
+    def stop_server(self) -> None:
+        """Stop the server (fast shutdown), keeping its data for :meth:`start_server`."""
+        _run([*self.run_as, str(self.bin_dir / "pg_ctl"), "-D", str(self.data_dir),
+              "-m", "fast", "-w", "stop"], check=False)  # fmt: skip
+
+    def start_server(self, settings: dict[str, str] | None = None) -> None:
+        """Start the server again after :meth:`stop_server`."""
+        _start(self, settings or {})
+
+    def server_pids(self) -> list[int]:
+        """The postmaster's process ID and its children's (the backends)."""
+        postmaster = int((self.data_dir / "postmaster.pid").read_text().split()[0])
+        pids = [postmaster]
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[1]) == postmaster:
+                pids.append(int(stat.parent.name))
+        return pids
+
     def stop(self) -> None:
         """Stop the server (fast shutdown) and delete the cluster's directory."""
         if self.data_dir.exists():
