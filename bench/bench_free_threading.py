@@ -4,8 +4,8 @@ Usage::
 
     python3 bench/bench_free_threading.py --python PATH [--python PATH ...] [--seconds S]
 
-Each ``--python`` runs the measurement in a child process of its own (with ``PYTHON_GIL=0``,
-which a free-threaded build honours and a default build ignores), importing uuidkit from
+Each ``--python`` runs the measurement in a child process of its own (with ``PYTHON_GIL=0``
+on a free-threaded build), importing uuidkit from
 ``src/`` (build the accelerator in place with that interpreter first: ``PATH setup.py
 build_ext --inplace``). The table gives aggregate values per second, each thread count's
 ratio to one thread of the same interpreter, and each figure's ratio to the first
@@ -70,7 +70,11 @@ print(json.dumps(result))
 
 
 def measure(python: str, seconds: float) -> dict[str, object]:
-    env = {**os.environ, "PYTHON_GIL": "0", "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    # PYTHON_GIL=0 only where it means something: a default build refuses to start with it.
+    probe = [python, "-c", "import sysconfig; print(sysconfig.get_config_var('Py_GIL_DISABLED'))"]
+    if subprocess.run(probe, capture_output=True, text=True).stdout.strip() == "1":
+        env["PYTHON_GIL"] = "0"
     output = subprocess.run(
         [python, "-c", CHILD, str(seconds)], env=env, capture_output=True, text=True, check=True
     ).stdout
