@@ -222,15 +222,6 @@ class GregorianHotPath:
         self.words = iter(())
 
 
-def _as_uuid(value: int) -> UUID:
-    if not SLOT_PROTOCOL:  # see uuidkit._construct
-        return from_int_unchecked(value)
-    result = new_blank(UUID)
-    set_int(result, value)
-    set_is_safe(result, UNKNOWN_SAFETY)
-    return result
-
-
 def build_pure_next(engine: GregorianEngine) -> Callable[..., UUID]:
     """The ``next(node=None, clock_seq=None)`` of a generator on the pure path.
 
@@ -266,7 +257,7 @@ def build_pure_next(engine: GregorianEngine) -> Callable[..., UUID]:
         """As ``next``, for a caller that holds the gate."""
         if node is not None or clock_seq is not None:
             return with_fields(node, clock_seq)
-        return _as_uuid(value())
+        return from_int_unchecked(value())
 
     engine.held_next = held_next
     engine.draw = path.draw

@@ -298,9 +298,9 @@ class V7State:
         """The C core's slow path: the same steps on the core's state, under the lock."""
         with self.lock:
             if not self.take():
-                return _as_uuid(self.next_value())
+                return from_int_unchecked(self.next_value())
             try:
-                return _as_uuid(self.next_value())
+                return from_int_unchecked(self.next_value())
             finally:
                 self.give()
 
@@ -328,15 +328,6 @@ class V7State:
         else:
             self.core.reset()  # RFC 9562 §6.9: the child never reuses the parent's random words
             self.attach()
-
-
-def _as_uuid(value: int) -> UUID:
-    if not SLOT_PROTOCOL:  # see uuidkit._construct
-        return from_int_unchecked(value)
-    result = new_blank(UUID)
-    set_int(result, value)
-    set_is_safe(result, UNKNOWN_SAFETY)
-    return result
 
 
 def build(
