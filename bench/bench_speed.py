@@ -43,6 +43,7 @@ from typing import Any
 
 import uuidkit
 import uuidkit.bulk
+from bench_new_millisecond import new_millisecond
 from common import Timer
 from uuidkit import _accel
 
@@ -453,6 +454,7 @@ def main(argv: list[str]) -> int:
         child = [sys.executable, __file__, "--pure-table", *argv]
         subprocess.run(child, env=dict(os.environ, UUIDKIT_PURE="1"), check=True)
     repeat = 1 if quick else 3
+    new_millisecond(samples=300 if quick else 2000, number=20_000 if quick else 200_000)
     bulk(repeat)
     collector(repeat)
     threads()

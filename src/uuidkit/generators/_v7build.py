@@ -77,6 +77,7 @@ def _compiled_core(
         layout.counter_bits,
         layout.tail_bits,
         config.increment_bits if config.counter is V7Counter.RANDOM_INCREMENT else 0,
+        layout.seed_mask.bit_length(),
     )
 
 
@@ -237,12 +238,20 @@ def build(
         return values
 
     def take() -> bool:
-        """Take the state from the C core (busy); False when this thread already holds it."""
-        nonlocal counter, last_value
+        """Take the state from the C core (busy); False when this thread already holds it.
+
+        When the core moved to a later tick (a NEW move at the clock, made in C), the timeline
+        replays that reading, so its tick and highest reading are what the pure path's would be.
+        """
+        nonlocal tick, counter, prefix, last_value
         taken = core.enter()
         if taken is None:
             return False
-        counter, last_value = taken
+        core_tick, counter, last_value = taken
+        if core_tick >= 0 and core_tick != tick:
+            reading(core_tick)  # a later tick: NEW (Timeline.reading), no regression
+            tick = timeline.tick
+            prefix = layout.prefix(tick)
         return True
 
     def give() -> None:
