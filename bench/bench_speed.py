@@ -48,6 +48,8 @@ from common import Timer
 from uuidkit import _accel
 
 MILLION = 1_000_000
+#: A typical name-based input: a host name (RFC 9562 §5.3, §5.5; one 64-byte block).
+NAME = "www.example.com"
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE.parent / "src"
 
@@ -95,6 +97,16 @@ def _per_call_rows(cpython: ModuleType | None) -> dict[str, list[Row]]:
             ("3.14 uuid.uuid6()", six) if six else ("stand-in: stdlib uuid1()", uuid.uuid1),
             ("uuidkit.uuid6()", uuidkit.uuid6),
         ],
+        "uuid3": [
+            ("stdlib uuid.uuid3(ns, name)", _named(uuid.uuid3)),
+            ("uuidkit.uuid3(ns, name)", _named(uuidkit.uuid3)),
+            ("uuidkit.uuid3(ns, b'name')", _named(uuidkit.uuid3, name=NAME.encode())),
+        ],
+        "uuid5": [
+            ("stdlib uuid.uuid5(ns, name)", _named(uuid.uuid5)),
+            ("uuidkit.uuid5(ns, name)", _named(uuidkit.uuid5)),
+            ("uuidkit.uuid5(ns, b'name')", _named(uuidkit.uuid5, name=NAME.encode())),
+        ],
         "parse": [
             ("stdlib uuid.UUID(s)", _bind(uuid.UUID, text)),
             ("uuidkit.parse(s)", _bind(parse, text)),
@@ -129,9 +141,24 @@ def _add_peers(rows: dict[str, list[Row]], text: str) -> None:
             if function is not None:
                 rows[operation].append((f"{module_name}.{operation}()", function))
         peer_class: Callable[[str], object] = peer.UUID
+        namespace = peer_class(str(uuid.NAMESPACE_DNS))  # a peer may take only its own class
+        for operation in ("uuid3", "uuid5"):
+            function = getattr(peer, operation, None)
+            if function is not None:
+                # fastuuid takes the name as bytes only; uuidkit's own bytes row is beside it.
+                label = f"{module_name}.{operation}(ns, b'name')"
+                rows[operation].append((label, _named(function, namespace, NAME.encode())))
         peer_value = peer_class(text)
         rows["parse"].append((f"{module_name}.UUID(s)", _bind(peer_class, text)))
         rows["format"].append((f"str({module_name}.UUID)", _bind(str, peer_value)))
+
+
+def _named(
+    function: Callable[[Any, Any], object],
+    namespace: object = uuid.NAMESPACE_DNS,
+    name: str | bytes = NAME,
+) -> Callable[[], object]:
+    return lambda: function(namespace, name)
 
 
 def _bind(function: Callable[[Any], object], argument: object) -> Callable[[], object]:

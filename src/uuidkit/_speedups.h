@@ -123,6 +123,11 @@ int uk_twin_ready(void);
 extern PyMethodDef uk_text_methods[];
 extern PyMethodDef uk_bulk_methods[];
 
+/* The first 16 bytes of MD5 (sha1 == 0) or SHA-1 of namespace_bytes + name (_speedups_digest.c).
+   References: RFC 1321; FIPS 180-4 §6.1; RFC 9562 §5.3, §5.5. */
+void uk_name_digest(int sha1, const unsigned char namespace_bytes[16], const char *name,
+                    size_t length, unsigned char out[16]);
+
 /* Adds the V7Core type (uuidkit.generators.v7's compiled hot path) to the module. */
 int uk_v7_init(PyObject *module);
 
