@@ -84,6 +84,8 @@ def _per_call_rows(cpython: ModuleType | None) -> dict[str, list[Row]]:
     # ``uuidkit.name`` per call would add the module attribute's cost (unspecialised on
     # 3.11-3.13 because the package has a module __getattr__ for its lazy names).
     parse = uuidkit.parse
+    timestamp_datetime = uuidkit.timestamp_datetime
+    seven_value = uuidkit.uuid7()
     seven = getattr(cpython, "uuid7", None)
     six = getattr(cpython, "uuid6", None)
     rows: dict[str, list[Row]] = {
@@ -121,6 +123,12 @@ def _per_call_rows(cpython: ModuleType | None) -> dict[str, list[Row]]:
         "bytes": [
             ("stdlib u.bytes", lambda: value.bytes),
             ("uuidkit.to_bytes(u)", _bind(uuidkit.to_bytes, value)),
+        ],
+        "datetime": [
+            ("stdlib u.time (v7)", lambda: seven_value.time),
+            ("uuidkit.timestamp_datetime(v7)", _bind(timestamp_datetime, seven_value)),
+            ("uuidkit.timestamp_datetime(v1)", _bind(timestamp_datetime, uuidkit.uuid1())),
+            ("uuidkit.timestamp_datetime(v6)", _bind(timestamp_datetime, uuidkit.uuid6())),
         ],
         "fields": [
             ("stdlib u.fields", lambda: value.fields),

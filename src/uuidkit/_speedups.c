@@ -38,7 +38,7 @@ PyObject *uk_fallbacks[UK_FB_COUNT];
 static const char *const fallback_names[UK_FB_COUNT] = {
     "uuid8",       "uuid3",         "uuid5",  "parse",    "format_uuid",
     "to_hyphenated", "to_upper",    "to_urn", "to_braced", "to_hex",
-    "to_bytes",    "to_bytes_le",   "fields", "timestamp_ns",
+    "to_bytes",    "to_bytes_le",   "fields", "timestamp_ns", "timestamp_datetime",
 };
 
 /* The bound class and how its objects are made. */

@@ -41,6 +41,7 @@ enum uk_fallback {
     UK_FB_TO_BYTES_LE,
     UK_FB_FIELDS,
     UK_FB_TIMESTAMP_NS,
+    UK_FB_TIMESTAMP_DATETIME,
     UK_FB_COUNT
 };
 
@@ -127,6 +128,11 @@ extern PyMethodDef uk_bulk_methods[];
    References: RFC 1321; FIPS 180-4 §6.1; RFC 9562 §5.3, §5.5. */
 void uk_name_digest(int sha1, const unsigned char namespace_bytes[16], const char *name,
                     size_t length, unsigned char out[16]);
+
+/* The time of a v1/v6/v7 value in Unix ns (1), or 0 for the Python twin (_speedups_text.c);
+   timestamp_datetime's twin (_speedups_datetime.c). References: RFC 9562 §5.1, §5.6, §5.7. */
+int uk_time_ns(PyObject *u, long long *ns);
+PyObject *uk_timestamp_datetime(PyObject *module, PyObject *u);
 
 /* Adds the V7Core type (uuidkit.generators.v7's compiled hot path) to the module. */
 int uk_v7_init(PyObject *module);
