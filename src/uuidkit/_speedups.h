@@ -72,6 +72,23 @@ int uk_random(unsigned char *out, size_t size);
 /* A buffer of whole 16-byte records (released again on error); -1 with an exception set. */
 int uk_get_records(PyObject *object, Py_buffer *view);
 
+/* Bulk loops over more than this many values release the GIL while they read and write only
+   buffers they hold (a Py_buffer export pins the input; the output is not yet published), so
+   other threads run during a million-value call. */
+#define UK_GIL_FREE_ABOVE 1000
+
+static inline PyThreadState *uk_release_gil_for(Py_ssize_t count)
+{
+    return count > UK_GIL_FREE_ABOVE ? PyEval_SaveThread() : NULL;
+}
+
+static inline void uk_reacquire_gil(PyThreadState *state)
+{
+    if (state != NULL) {
+        PyEval_RestoreThread(state);
+    }
+}
+
 static inline uint64_t uk_load_be64(const unsigned char *p)
 {
     return ((uint64_t)p[0] << 56) | ((uint64_t)p[1] << 48) | ((uint64_t)p[2] << 40) |

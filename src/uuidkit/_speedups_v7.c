@@ -745,19 +745,24 @@ static int fill_block(block_sink *sink, uk_u128 base, uint64_t start, Py_ssize_t
     unsigned char chunk[4 * BLOCK_CHUNK];
     unsigned char *bytes = chunk;
     unsigned char *owned = NULL;
-    if (random_bytes != NULL) {
+    /* Records of a large block are written without the GIL: every random byte is drawn
+       first (drawing may run Python code), then the loop touches only the two buffers. */
+    int gil_free = sink->kind == KIND_RECORDS && count > UK_GIL_FREE_ABOVE;
+    if (random_bytes != NULL || gil_free) {
         /* One call for the whole block, as the pure path makes. */
         owned = PyMem_Malloc((size_t)count * 4);
         if (owned == NULL) {
             PyErr_NoMemory();
             return -1;
         }
-        if (injected_bytes(random_bytes, owned, count * 4) < 0) {
+        if (random_bytes != NULL ? injected_bytes(random_bytes, owned, count * 4) < 0
+                                 : uk_random(owned, (size_t)count * 4) < 0) {
             PyMem_Free(owned);
             return -1;
         }
         bytes = owned;
     }
+    PyThreadState *released = gil_free ? uk_release_gil_for(count) : NULL;
     uint64_t rand_b = start;
     int status = 0;
     /* The objects are untracked, but each allocation still counts towards a collection of
@@ -782,6 +787,7 @@ static int fill_block(block_sink *sink, uk_u128 base, uint64_t start, Py_ssize_t
         }
         status = sink_put(sink, i, value);
     }
+    uk_reacquire_gil(released);
     if (collecting) {
         PyGC_Enable();
     }
