@@ -42,6 +42,8 @@ SOURCES = [
     "src/uuidkit/_speedups_bulk.c",
     "src/uuidkit/_speedups_bulk_text.c",
     "src/uuidkit/_speedups_v7.c",
+    "src/uuidkit/_speedups_digest.c",
+    "src/uuidkit/_speedups_datetime.c",
     "src/uuidkit/_speedups_gregorian.c",
     "src/uuidkit/_speedups_twin.c",
 ]

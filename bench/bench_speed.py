@@ -43,10 +43,13 @@ from typing import Any
 
 import uuidkit
 import uuidkit.bulk
+from bench_new_millisecond import new_millisecond
 from common import Timer
 from uuidkit import _accel
 
 MILLION = 1_000_000
+#: A typical name-based input: a host name (RFC 9562 §5.3, §5.5; one 64-byte block).
+NAME = "www.example.com"
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE.parent / "src"
 
@@ -81,6 +84,8 @@ def _per_call_rows(cpython: ModuleType | None) -> dict[str, list[Row]]:
     # ``uuidkit.name`` per call would add the module attribute's cost (unspecialised on
     # 3.11-3.13 because the package has a module __getattr__ for its lazy names).
     parse = uuidkit.parse
+    timestamp_datetime = uuidkit.timestamp_datetime
+    seven_value = uuidkit.uuid7()
     seven = getattr(cpython, "uuid7", None)
     six = getattr(cpython, "uuid6", None)
     rows: dict[str, list[Row]] = {
@@ -93,6 +98,16 @@ def _per_call_rows(cpython: ModuleType | None) -> dict[str, list[Row]]:
         "uuid6": [
             ("3.14 uuid.uuid6()", six) if six else ("stand-in: stdlib uuid1()", uuid.uuid1),
             ("uuidkit.uuid6()", uuidkit.uuid6),
+        ],
+        "uuid3": [
+            ("stdlib uuid.uuid3(ns, name)", _named(uuid.uuid3)),
+            ("uuidkit.uuid3(ns, name)", _named(uuidkit.uuid3)),
+            ("uuidkit.uuid3(ns, b'name')", _named(uuidkit.uuid3, name=NAME.encode())),
+        ],
+        "uuid5": [
+            ("stdlib uuid.uuid5(ns, name)", _named(uuid.uuid5)),
+            ("uuidkit.uuid5(ns, name)", _named(uuidkit.uuid5)),
+            ("uuidkit.uuid5(ns, b'name')", _named(uuidkit.uuid5, name=NAME.encode())),
         ],
         "parse": [
             ("stdlib uuid.UUID(s)", _bind(uuid.UUID, text)),
@@ -108,6 +123,12 @@ def _per_call_rows(cpython: ModuleType | None) -> dict[str, list[Row]]:
         "bytes": [
             ("stdlib u.bytes", lambda: value.bytes),
             ("uuidkit.to_bytes(u)", _bind(uuidkit.to_bytes, value)),
+        ],
+        "datetime": [
+            ("stdlib u.time (v7)", lambda: seven_value.time),
+            ("uuidkit.timestamp_datetime(v7)", _bind(timestamp_datetime, seven_value)),
+            ("uuidkit.timestamp_datetime(v1)", _bind(timestamp_datetime, uuidkit.uuid1())),
+            ("uuidkit.timestamp_datetime(v6)", _bind(timestamp_datetime, uuidkit.uuid6())),
         ],
         "fields": [
             ("stdlib u.fields", lambda: value.fields),
@@ -128,9 +149,24 @@ def _add_peers(rows: dict[str, list[Row]], text: str) -> None:
             if function is not None:
                 rows[operation].append((f"{module_name}.{operation}()", function))
         peer_class: Callable[[str], object] = peer.UUID
+        namespace = peer_class(str(uuid.NAMESPACE_DNS))  # a peer may take only its own class
+        for operation in ("uuid3", "uuid5"):
+            function = getattr(peer, operation, None)
+            if function is not None:
+                # fastuuid takes the name as bytes only; uuidkit's own bytes row is beside it.
+                label = f"{module_name}.{operation}(ns, b'name')"
+                rows[operation].append((label, _named(function, namespace, NAME.encode())))
         peer_value = peer_class(text)
         rows["parse"].append((f"{module_name}.UUID(s)", _bind(peer_class, text)))
         rows["format"].append((f"str({module_name}.UUID)", _bind(str, peer_value)))
+
+
+def _named(
+    function: Callable[[Any, Any], object],
+    namespace: object = uuid.NAMESPACE_DNS,
+    name: str | bytes = NAME,
+) -> Callable[[], object]:
+    return lambda: function(namespace, name)
 
 
 def _bind(function: Callable[[Any], object], argument: object) -> Callable[[], object]:
@@ -453,6 +489,7 @@ def main(argv: list[str]) -> int:
         child = [sys.executable, __file__, "--pure-table", *argv]
         subprocess.run(child, env=dict(os.environ, UUIDKIT_PURE="1"), check=True)
     repeat = 1 if quick else 3
+    new_millisecond(samples=300 if quick else 2000, number=20_000 if quick else 200_000)
     bulk(repeat)
     collector(repeat)
     threads()

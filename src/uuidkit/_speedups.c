@@ -38,7 +38,7 @@ PyObject *uk_fallbacks[UK_FB_COUNT];
 static const char *const fallback_names[UK_FB_COUNT] = {
     "uuid8",       "uuid3",         "uuid5",  "parse",    "format_uuid",
     "to_hyphenated", "to_upper",    "to_urn", "to_braced", "to_hex",
-    "to_bytes",    "to_bytes_le",   "fields", "timestamp_ns",
+    "to_bytes",    "to_bytes_le",   "fields", "timestamp_ns", "timestamp_datetime",
 };
 
 /* The bound class and how its objects are made. */
@@ -644,12 +644,13 @@ static PyObject *speedups_uuid8(PyObject *module, PyObject *const *args, Py_ssiz
 
 /* --- uuid3, uuid5 ---------------------------------------------------------------------- */
 
-static PyObject *md5_function, *sha1_function, *kwnames_usedforsecurity;
+static PyObject *md5_function, *sha1_function;
 static int hashes_loaded;
 
-/* hashlib.md5 and hashlib.sha1, imported on the first name-based call (loading OpenSSL is a
-   large part of an import). A Python without them (FIPS builds) leaves both NULL, and the
-   Python twins decide what happens. */
+/* hashlib.md5 and hashlib.sha1, looked up on the first name-based call (loading OpenSSL is a
+   large part of an import). The hashes themselves are computed in _speedups_digest.c; these
+   only gate them: a Python without them (FIPS builds) leaves both NULL, and the Python twins
+   decide what happens, so both paths behave alike there too. */
 static int load_hashes(void)
 {
     if (hashes_loaded) {
@@ -700,31 +701,13 @@ static PyObject *name_based(enum uk_fallback which, PyObject **hash_slot, unsign
     else {
         return uk_delegate(which, args, nargs, kwnames);
     }
-    PyObject *data = PyBytes_FromStringAndSize(NULL, 16 + length);
-    if (data == NULL) {
-        return NULL;
-    }
-    /* RFC 9562 §5.3/§5.5: the namespace ID in network byte order, then the name. */
-    uk_store_u128((unsigned char *)PyBytes_AS_STRING(data), namespace_value);
-    memcpy(PyBytes_AS_STRING(data) + 16, name, (size_t)length);
-    PyObject *call_args[2] = {data, Py_False};
-    PyObject *hash = PyObject_Vectorcall(hash_function, call_args, 1, kwnames_usedforsecurity);
-    Py_DECREF(data);
-    if (hash == NULL) {
-        return NULL;
-    }
-    PyObject *digest = PyObject_CallMethod(hash, "digest", NULL);
-    Py_DECREF(hash);
-    if (digest == NULL) {
-        return NULL;
-    }
-    if (!PyBytes_Check(digest) || PyBytes_GET_SIZE(digest) < 16) {
-        Py_DECREF(digest);
-        PyErr_SetString(PyExc_RuntimeError, "hash digest shorter than 16 bytes");
-        return NULL;
-    }
-    uk_u128 value = uk_load_u128((const unsigned char *)PyBytes_AS_STRING(digest));
-    Py_DECREF(digest);
+    /* RFC 9562 §5.3/§5.5: the hash of the namespace ID in network byte order, then the
+       name; its first 16 bytes become the value. The hash is computed here (version 3: MD5,
+       5: SHA-1), never through the interpreter. */
+    unsigned char namespace_bytes[16], hashed[16];
+    uk_store_u128(namespace_bytes, namespace_value);
+    uk_name_digest(version == 5, namespace_bytes, name, (size_t)length, hashed);
+    uk_u128 value = uk_load_u128(hashed);
     return uk_make_uuid(uk_stamp(value, version));
 }
 
@@ -803,8 +786,7 @@ static int speedups_exec(PyObject *module)
     }
     if (kwnames_int == NULL) {
         kwnames_int = Py_BuildValue("(s)", "int");
-        kwnames_usedforsecurity = Py_BuildValue("(s)", "usedforsecurity");
-        if (kwnames_int == NULL || kwnames_usedforsecurity == NULL) {
+        if (kwnames_int == NULL) {
             return -1;
         }
     }

@@ -41,6 +41,7 @@ enum uk_fallback {
     UK_FB_TO_BYTES_LE,
     UK_FB_FIELDS,
     UK_FB_TIMESTAMP_NS,
+    UK_FB_TIMESTAMP_DATETIME,
     UK_FB_COUNT
 };
 
@@ -70,6 +71,23 @@ int uk_long_to_u128(PyObject *number, uk_u128 *value);
 int uk_random(unsigned char *out, size_t size);
 /* A buffer of whole 16-byte records (released again on error); -1 with an exception set. */
 int uk_get_records(PyObject *object, Py_buffer *view);
+
+/* Bulk loops over more than this many values release the GIL while they read and write only
+   buffers they hold (a Py_buffer export pins the input; the output is not yet published), so
+   other threads run during a million-value call. */
+#define UK_GIL_FREE_ABOVE 1000
+
+static inline PyThreadState *uk_release_gil_for(Py_ssize_t count)
+{
+    return count > UK_GIL_FREE_ABOVE ? PyEval_SaveThread() : NULL;
+}
+
+static inline void uk_reacquire_gil(PyThreadState *state)
+{
+    if (state != NULL) {
+        PyEval_RestoreThread(state);
+    }
+}
 
 static inline uint64_t uk_load_be64(const unsigned char *p)
 {
@@ -126,6 +144,16 @@ int uk_twin_ready(void);
 /* Method tables of the other translation units. */
 extern PyMethodDef uk_text_methods[];
 extern PyMethodDef uk_bulk_methods[];
+
+/* The first 16 bytes of MD5 (sha1 == 0) or SHA-1 of namespace_bytes + name (_speedups_digest.c).
+   References: RFC 1321; FIPS 180-4 §6.1; RFC 9562 §5.3, §5.5. */
+void uk_name_digest(int sha1, const unsigned char namespace_bytes[16], const char *name,
+                    size_t length, unsigned char out[16]);
+
+/* The time of a v1/v6/v7 value in Unix ns (1), or 0 for the Python twin (_speedups_text.c);
+   timestamp_datetime's twin (_speedups_datetime.c). References: RFC 9562 §5.1, §5.6, §5.7. */
+int uk_time_ns(PyObject *u, long long *ns);
+PyObject *uk_timestamp_datetime(PyObject *module, PyObject *u);
 
 /* Adds the V7Core type (uuidkit.generators.v7's compiled hot path) to the module. */
 int uk_v7_init(PyObject *module);

@@ -398,15 +398,25 @@ static PyObject *bulk_timestamps_of_records(PyObject *module, PyObject *buffer)
     Py_ssize_t count = view.len / 16;
     const unsigned char *in = view.buf;
     PyObject *result = uk_new_buffer(count * 8);
-    for (Py_ssize_t i = 0; result != NULL && i < count; i++) {
+    if (result == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    char *out = PyByteArray_AS_STRING(result);
+    Py_ssize_t i = 0;
+    PyThreadState *released = uk_release_gil_for(count);
+    for (; i < count; i++) {
         int64_t ns;
         if (!record_time_ns(in + 16 * i, &ns)) {
-            Py_SETREF(result, PyLong_FromSsize_t(i));
             break;
         }
-        memcpy(PyByteArray_AS_STRING(result) + 8 * i, &ns, 8);
+        memcpy(out + 8 * i, &ns, 8);
     }
+    uk_reacquire_gil(released);
     PyBuffer_Release(&view);
+    if (i < count) {
+        Py_SETREF(result, PyLong_FromSsize_t(i));
+    }
     return result;
 }
 

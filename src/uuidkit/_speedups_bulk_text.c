@@ -72,6 +72,7 @@ static PyObject *format_cells(const unsigned char *in, Py_ssize_t count, int wid
         return NULL;
     }
     unsigned char *out = (unsigned char *)PyByteArray_AS_STRING(result);
+    PyThreadState *released = uk_release_gil_for(count);
     for (Py_ssize_t i = 0; i < count; i++, out += cell) {
         if (width == 1) {
             write_ascii_cell(out, in + 16 * i);
@@ -80,6 +81,7 @@ static PyObject *format_cells(const unsigned char *in, Py_ssize_t count, int wid
             write_wide_cell(out, in + 16 * i);
         }
     }
+    uk_reacquire_gil(released);
     return result;
 }
 
@@ -277,6 +279,7 @@ PyObject *uk_bulk_parse_cells(PyObject *module, PyObject *args)
     const unsigned char *in = (const unsigned char *)cells.buf + start * cell;
     unsigned char *record = (unsigned char *)view.buf + 16 * start;
     Py_ssize_t i = start;
+    PyThreadState *released = uk_release_gil_for(count - start);
     for (; i < count; i++, in += cell, record += 16) {
         if (chars == CANONICAL_CHARS && (width == 4 ? read_canonical_cell(in, 4, record)
                                                     : read_canonical_cell(in, 1, record))) {
@@ -290,6 +293,7 @@ PyObject *uk_bulk_parse_cells(PyObject *module, PyObject *args)
             break;
         }
     }
+    uk_reacquire_gil(released);
     PyBuffer_Release(&view);
     PyBuffer_Release(&cells);
     return PyLong_FromSsize_t(i);
@@ -368,13 +372,15 @@ PyObject *uk_bulk_parse_arrow(PyObject *module, PyObject *args)
     }
     const unsigned char *bits = b.validity.buf, *text = b.data.buf;
     Py_ssize_t i = start;
+    int outside = 0;
     int64_t end = offset_at(&b.offsets, width, first + i);
+    PyThreadState *released = uk_release_gil_for(count - start);
     for (; i < count; i++) {
         Py_ssize_t at = first + i;
         int64_t begin = end;
         end = offset_at(&b.offsets, width, at + 1);
         if (begin < 0 || end < begin || end > (int64_t)b.data.len) {
-            PyErr_Format(PyExc_ValueError, "element %zd: arrow offsets outside the data", i);
+            outside = 1;
             break;
         }
         if (b.has_validity && !((bits[at >> 3] >> (at & 7)) & 1)) {
@@ -387,7 +393,11 @@ PyObject *uk_bulk_parse_arrow(PyObject *module, PyObject *args)
             break;
         }
     }
+    uk_reacquire_gil(released);
+    if (outside) {
+        PyErr_Format(PyExc_ValueError, "element %zd: arrow offsets outside the data", i);
+    }
     PyBuffer_Release(&view);
     release_arrow(&b);
-    return PyErr_Occurred() ? NULL : PyLong_FromSsize_t(i);
+    return outside ? NULL : PyLong_FromSsize_t(i);
 }

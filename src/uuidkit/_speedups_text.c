@@ -496,27 +496,33 @@ static PyObject *speedups_fields(PyObject *module, PyObject *const *args, Py_ssi
 /* RFC 9562 §5.1: 100 ns intervals between 1582-10-15 and 1970-01-01. */
 #define GREGORIAN_OFFSET_100NS 0x01B21DD213814000LL
 
+/* The embedded time of a v1, v6 or v7 value in ns since the Unix epoch: 1 and sets *ns, or 0
+   for every other value (which the Python twins decide). RFC 9562 §5.1, §5.6, §5.7. */
+int uk_time_ns(PyObject *u, long long *ns)
+{
+    uk_u128 value;
+    if (!uk_read_exact(u, &value)) {
+        return 0;
+    }
+    int version = rfc_version(value);
+    uint64_t high48 = value.hi >> 16, mid12 = value.hi & MASK(12);
+    if (version == 7) {
+        return !__builtin_mul_overflow((long long)high48, (long long)UK_NS_PER_MS, ns);
+    }
+    if (version == 1 || version == 6) {
+        uint64_t ticks = version == 1 ? (mid12 << 48) | ((high48 & MASK(16)) << 32) |
+                                            (high48 >> 16)
+                                      : (high48 << 12) | mid12;
+        return !__builtin_mul_overflow((long long)ticks - GREGORIAN_OFFSET_100NS, 100LL, ns);
+    }
+    return 0;
+}
+
 static PyObject *speedups_timestamp_ns(PyObject *module, PyObject *u)
 {
     (void)module;
-    uk_u128 value;
-    long long result = 0;
-    int ok = 0;
-    if (uk_read_exact(u, &value)) {
-        int version = rfc_version(value);
-        uint64_t high48 = value.hi >> 16, mid12 = value.hi & MASK(12);
-        if (version == 7) {
-            ok = !__builtin_mul_overflow((long long)high48, UK_NS_PER_MS, &result);
-        }
-        else if (version == 1 || version == 6) {
-            uint64_t ticks = version == 1 ? (mid12 << 48) | ((high48 & MASK(16)) << 32) |
-                                                (high48 >> 16)
-                                          : (high48 << 12) | mid12;
-            ok = !__builtin_mul_overflow((long long)ticks - GREGORIAN_OFFSET_100NS, 100LL,
-                                         &result);
-        }
-    }
-    if (!ok) {
+    long long result;
+    if (!uk_time_ns(u, &result)) {
         return uk_delegate(UK_FB_TIMESTAMP_NS, &u, 1, NULL);
     }
     return PyLong_FromLongLong(result);
@@ -546,6 +552,9 @@ PyMethodDef uk_text_methods[] = {
     {"fields", (PyCFunction)(void (*)(void))speedups_fields, METH_FASTCALL | METH_KEYWORDS,
      "fields(u, *, layout=None): every field of u under the RFC's names; with layout, the "
      "fields of that node-bearing layout.\n\nReferences: RFC 9562 §5.1-§5.10, §6.4."},
+    {"timestamp_datetime", uk_timestamp_datetime, METH_O,
+     "timestamp_datetime(u): the embedded time as an aware UTC datetime, or None.\n\n"
+     "References: RFC 9562 §5.1, §5.6, §5.7, §6.1."},
     {"timestamp_ns", speedups_timestamp_ns, METH_O,
      "timestamp_ns(u): the embedded time in nanoseconds since the Unix epoch, or None.\n\n"
      "References: RFC 9562 §5.1, §5.6, §5.7."},

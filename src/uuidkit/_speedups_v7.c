@@ -2,10 +2,13 @@
  *
  * A V7Core is the front of one V7Generator. It holds a copy of the generator's state
  * (tick, counter, prefix, last value) and its buffer of random words, and produces the common
- * case itself: the clock reads the current tick and the counter has room. Everything else (the
- * first value, a new tick, a clock regression, an exhausted counter, the policies, every error)
- * is the pure-Python generator's, called as the "slow path"; it runs the reference code on the
- * same state and the same random words, so both paths give the same values.
+ * cases itself: the clock reads the current tick and the counter has room, or the clock reads
+ * a later tick (Timeline's NEW move at the clock: new prefix, counter reseeded from two random
+ * words as V7Layout.seed does). Everything else (the first value, a clock regression, an
+ * exhausted counter, the policies, every error) is the pure-Python generator's, called as the
+ * "slow path"; it runs the reference code on the same state and the same random words, so both
+ * paths give the same values. enter() hands the slow path the tick the core moved to, and the
+ * generator replays that reading through its Timeline, so the timeline agrees as well.
  *
  * Interlock: the slow path takes the generator's lock, then the state (enter(): sets busy and
  * returns the counter and last value the fast path advanced), and gives it back before it
@@ -48,6 +51,8 @@ typedef struct {
     int tail_bits;    /* 0..62 */
     uint64_t tail_mask;
     uint64_t increment_mask;
+    int seed_bits;    /* 0..74: V7Layout.seed_mask's width */
+    int64_t max_tick; /* V7Layout.max_tick */
     /* sources: NULL means the system's */
     PyObject *clock;
     PyObject *random_bytes;
@@ -169,12 +174,61 @@ static PyObject *call_slow(v7_core *core)
     return result;
 }
 
-/* The same tick, the counter not exhausted: V7Generator's inlined common case, in C. Returns 0
-   and sets *value, or 1 when the slow path must decide. */
-static int next_value(v7_core *core, int64_t now_tick, uint64_t word, uk_u128 *value)
+/* The words left in the buffer without a refill (a refill may run Python code). */
+static Py_ssize_t words_left(const v7_core *core)
+{
+    return V7_WORDS - core->position;
+}
+
+/* V7Layout.seed: a fresh counter from the next two words (high, then low), its top guard bits
+   zero. RFC 9562 §6.2: "randomly initialize the counter with each new timestamp tick". */
+static uk_u128 seed_counter(v7_core *core)
+{
+    uk_u128 seed = {0, 0};
+    int bits = core->seed_bits;
+    if (bits == 0) {
+        return seed; /* no seed bits: the pure path draws nothing either */
+    }
+    seed.hi = core->words[core->position++];
+    seed.lo = core->words[core->position++];
+    if (bits < 64) {
+        seed.hi = 0;
+        seed.lo &= ((uint64_t)1 << bits) - 1;
+    }
+    else {
+        seed.hi &= bits == 64 ? 0 : (((uint64_t)1 << (bits - 64)) - 1);
+    }
+    return seed;
+}
+
+/* V7Layout.prefix: unix_ts_ms, version 7, variant and the Method 3 fraction bits of a tick. */
+static uk_u128 prefix_of(const v7_core *core, int64_t tick)
+{
+    int fraction = core->fraction_bits;
+    uint64_t ms = (uint64_t)tick >> fraction;
+    uint64_t part = (uint64_t)tick & (((uint64_t)1 << fraction) - 1);
+    uk_u128 prefix;
+    prefix.hi = (ms << 16) | ((uint64_t)7 << 12) | (part << (12 - fraction));
+    prefix.lo = (uint64_t)2 << 62; /* the RFC 9562 variant, 0b10 */
+    return prefix;
+}
+
+/* The counter for this value: the same tick with room left (bumped), or a later tick at the
+   clock (reseeded). Returns 0 and sets *counter, or 1 when the slow path must decide. */
+static int next_counter(v7_core *core, int64_t now_tick, uint64_t word, uk_u128 *counter,
+                        uk_u128 *prefix)
 {
     if (now_tick != core->tick) {
-        return 1;
+        /* Timeline.reading: a later tick is NEW at the clock (the clock is ahead of every
+           earlier reading, as the stamped tick is never behind the highest one). Only when
+           both seed words are in the buffer: a refill may run Python code. */
+        if (now_tick < core->tick || now_tick > core->max_tick ||
+            (core->seed_bits && words_left(core) < 2)) {
+            return 1;
+        }
+        *counter = seed_counter(core);
+        *prefix = prefix_of(core, now_tick);
+        return 0;
     }
     /* RFC 9562 §6.2 Method 2: the counter "MUST be incremented in the least significant
        position", by a random amount; Method 1 by one (increment_mask 0). */
@@ -190,20 +244,38 @@ static int next_value(v7_core *core, int64_t now_tick, uint64_t word, uk_u128 *v
     if (bits >= 64 ? (bumped.hi >> (bits - 64)) != 0 : (bumped.hi != 0 || bumped.lo >> bits)) {
         return 1;
     }
-    uk_u128 low = bumped;
+    *counter = bumped;
+    *prefix = core->prefix;
+    return 0;
+}
+
+/* One value at the clock's tick now_tick, with word as its increment and tail: V7Generator's
+   inlined common case and its NEW move, in C. Returns 0 and sets *value, or 1 when the slow
+   path must decide (the words this call took are then given back). */
+static int next_value(v7_core *core, int64_t now_tick, uint64_t word, uk_u128 *value)
+{
+    Py_ssize_t position = core->position;
+    uk_u128 counter, prefix;
+    if (next_counter(core, now_tick, word, &counter, &prefix)) {
+        return 1;
+    }
+    uk_u128 low = counter;
     int tail = core->tail_bits;
     if (tail) {
         low.hi = (low.hi << tail) | (low.lo >> (64 - tail));
         low.lo = (low.lo << tail) | (word & core->tail_mask);
     }
-    uk_u128 result = core->prefix;
+    uk_u128 result = prefix;
     result.hi |= (low.hi << 2) | (low.lo >> 62); /* rand_a: bits 62.. of the 74 */
     result.lo |= low.lo & V7_MASK_62;            /* rand_b */
     /* RFC 9562 §6.2 "Monotonic Error Checking": the slow path raises when this fails. */
     if (core->has_last && !u128_greater(result, core->last)) {
+        core->position = position;
         return 1;
     }
-    core->counter = bumped;
+    core->tick = now_tick;
+    core->prefix = prefix;
+    core->counter = counter;
     core->last = result;
     *value = result;
     return 0;
@@ -337,7 +409,9 @@ static PyObject *core_vectorcall(PyObject *self, PyObject *const *args, size_t n
 
 /* --- the slow path's side -------------------------------------------------------------- */
 
-/* enter() -> (counter, last_value) | None: take the state (busy); None when already taken. */
+/* enter() -> (tick, counter, last_value) | None: take the state (busy); None when already
+   taken. The tick is the core's: a later one than the generator's when the core made a NEW
+   move, which the generator then replays through its Timeline. */
 static PyObject *enter_locked(PyObject *self, PyObject *unused)
 {
     v7_core *core = (v7_core *)self;
@@ -352,7 +426,9 @@ static PyObject *enter_locked(PyObject *self, PyObject *unused)
         Py_XDECREF(last);
         return NULL;
     }
-    PyObject *state = PyTuple_Pack(2, counter, last);
+    PyObject *tick = PyLong_FromLongLong(core->tick);
+    PyObject *state = tick == NULL ? NULL : PyTuple_Pack(3, tick, counter, last);
+    Py_XDECREF(tick);
     Py_DECREF(counter);
     Py_DECREF(last);
     if (state != NULL) {
@@ -473,16 +549,17 @@ UK_LOCKED(core_reset, reset_locked)
 
 static PyObject *core_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = {"clock", "random_bytes", "fraction_bits", "counter_bits",
-                               "tail_bits", "increment_bits", NULL};
+    static char *keywords[] = {"clock",     "random_bytes",   "fraction_bits", "counter_bits",
+                               "tail_bits", "increment_bits", "seed_bits",     NULL};
     PyObject *clock, *random_bytes;
-    int fraction_bits, counter_bits, tail_bits, increment_bits;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOiiii:V7Core", keywords, &clock,
+    int fraction_bits, counter_bits, tail_bits, increment_bits, seed_bits;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOiiiii:V7Core", keywords, &clock,
                                      &random_bytes, &fraction_bits, &counter_bits, &tail_bits,
-                                     &increment_bits)) {
+                                     &increment_bits, &seed_bits)) {
         return NULL;
     }
-    if (fraction_bits < 0 || fraction_bits > 12 || counter_bits < 1 ||
+    if (fraction_bits < 0 || fraction_bits > 12 || counter_bits < 1 || seed_bits < 0 ||
+        seed_bits > counter_bits ||
         counter_bits + tail_bits + fraction_bits > 74 || tail_bits < 0 || tail_bits > 62 ||
         increment_bits < 0 || increment_bits > 64 || increment_bits >= counter_bits) {
         PyErr_SetString(PyExc_ValueError, "V7Core: a bit plan it does not handle");
@@ -496,6 +573,8 @@ static PyObject *core_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     core->fraction_bits = fraction_bits;
     core->counter_bits = counter_bits;
     core->tail_bits = tail_bits;
+    core->seed_bits = seed_bits;
+    core->max_tick = ((int64_t)1 << (48 + fraction_bits)) - 1;
     core->tail_mask = tail_bits ? (((uint64_t)1 << tail_bits) - 1) : 0;
     core->increment_mask = increment_bits == 64 ? ~(uint64_t)0
                                                 : (((uint64_t)1 << increment_bits) - 1);
@@ -661,19 +740,24 @@ static int fill_block(block_sink *sink, uk_u128 base, uint64_t start, Py_ssize_t
     unsigned char chunk[4 * BLOCK_CHUNK];
     unsigned char *bytes = chunk;
     unsigned char *owned = NULL;
-    if (random_bytes != NULL) {
+    /* Records of a large block are written without the GIL: every random byte is drawn
+       first (drawing may run Python code), then the loop touches only the two buffers. */
+    int gil_free = sink->kind == KIND_RECORDS && count > UK_GIL_FREE_ABOVE;
+    if (random_bytes != NULL || gil_free) {
         /* One call for the whole block, as the pure path makes. */
         owned = PyMem_Malloc((size_t)count * 4);
         if (owned == NULL) {
             PyErr_NoMemory();
             return -1;
         }
-        if (injected_bytes(random_bytes, owned, count * 4) < 0) {
+        if (random_bytes != NULL ? injected_bytes(random_bytes, owned, count * 4) < 0
+                                 : uk_random(owned, (size_t)count * 4) < 0) {
             PyMem_Free(owned);
             return -1;
         }
         bytes = owned;
     }
+    PyThreadState *released = gil_free ? uk_release_gil_for(count) : NULL;
     uint64_t rand_b = start;
     int status = 0;
     /* The objects are untracked, but each allocation still counts towards a collection of
@@ -698,6 +782,7 @@ static int fill_block(block_sink *sink, uk_u128 base, uint64_t start, Py_ssize_t
         }
         status = sink_put(sink, i, value);
     }
+    uk_reacquire_gil(released);
     if (collecting) {
         PyGC_Enable();
     }

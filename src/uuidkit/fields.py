@@ -459,3 +459,6 @@ def timestamp_datetime(value: UUID) -> datetime | None:
     """
     unix_ns = timestamp_ns(value)
     return None if unix_ns is None else unix_ns_to_datetime(unix_ns)
+
+
+timestamp_datetime = compiled(timestamp_datetime)

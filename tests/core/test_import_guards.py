@@ -69,7 +69,7 @@ uuid.UUID = UUID
 #: The private modules, as later imports see them, without the names uuidkit takes from
 #: them (the public modules, imported first, and the import system keep theirs).
 _NO_PRIVATE_NAMES = """
-import queue, sys, threading, types, weakref
+import json, queue, sys, threading, types, weakref  # json: on 3.13 its re needs _thread.RLock
 for name in ("_queue", "_thread", "_weakref"):
     sys.modules[name] = types.ModuleType(name)
 """

@@ -89,7 +89,7 @@ def test_uuid7_is_compiled_when_the_accelerator_is_built() -> None:
 
 
 @needs_core
-def test_the_fast_path_makes_every_value_of_a_tick_but_the_first() -> None:
+def test_the_fast_path_makes_every_value_but_the_first_including_new_ticks() -> None:
     clock = FakeClock()
     generator = V7Generator(clock=clock, random_bytes=seeded_bytes(1))
     core: Any = generator.next
@@ -97,7 +97,13 @@ def test_the_fast_path_makes_every_value_of_a_tick_but_the_first() -> None:
     assert core.slow_calls == 1  # the first value seeds the tick; the C path made the rest
     clock.advance(NS_PER_MS)
     values += [generator().int for _ in range(1000)]
-    assert core.slow_calls == 2
+    before = core.slow_calls
+    for _ in range(100):  # one value per new millisecond: Timeline's NEW move, in C
+        clock.advance(NS_PER_MS)
+        values.append(generator().int)
+    # 300 words (a tail word and two seed words each) cross at most one refill of the core's
+    # 512-word buffer; a seed that would straddle it is the slow path's (a refill runs Python).
+    assert core.slow_calls - before <= 1
     assert values == sorted(set(values))
 
 
@@ -195,6 +201,57 @@ def test_compiled_and_pure_give_the_same_values_and_errors(
     compiled, compiled_clock = build(V7Generator)
     pure, pure_clock = build(pure_twin)
     assert run(compiled, compiled_clock, steps) == run(pure, pure_clock, steps)
+
+
+class SteppingClock(FakeClock):
+    """A clock that moves ``step_ns`` forward before every reading: one value per tick."""
+
+    def __init__(self, step_ns: int) -> None:
+        super().__init__()
+        self.step_ns = step_ns
+
+    def __call__(self) -> int:
+        self.now_ns += self.step_ns
+        return self.now_ns
+
+
+@needs_core
+@settings(max_examples=40, deadline=None)
+@given(
+    config=st.sampled_from(CONFIGS),
+    seed=st.integers(0, 2**32),
+    step_ns=st.sampled_from([NS_PER_MS, 2 * NS_PER_MS, NS_PER_MS + 1, NS_PER_MS // 3]),
+    count=st.integers(1, 1200),
+    regression_at=st.none() | st.integers(0, 1200),
+)
+def test_one_value_per_new_tick_matches_the_pure_generator(
+    config: V7Config, seed: int, step_ns: int, count: int, regression_at: int | None
+) -> None:
+    # RFC 9562 §6.2: every new tick reseeds the counter. The compiled core makes the NEW move
+    # itself (2 seed words, 1 tail word); the values, and every later decision of the
+    # timeline (a 20 ms step back below), are the pure generator's.
+    outcomes = []
+    for factory in (V7Generator, pure_twin):
+        clock = SteppingClock(step_ns)
+        generator = factory(config=config, clock=clock, random_bytes=seeded_bytes(seed))
+        steps: list[tuple[str, int]] = [("values", count)]
+        if regression_at is not None:
+            steps = [("values", regression_at), ("advance", -20 * NS_PER_MS), ("values", 5)]
+        outcomes.append(run(generator, clock, steps))
+    assert outcomes[0] == outcomes[1]
+
+
+@needs_core
+def test_values_made_at_a_new_tick_are_not_tracked_by_the_collector() -> None:
+    # A uuid.UUID holds only an int: the garbage collector has nothing to find in it.
+    generator = V7Generator(clock=SteppingClock(NS_PER_MS), random_bytes=seeded_bytes(7))
+    core: Any = generator.next
+    generator()  # the first value is the slow path's
+    before = core.slow_calls
+    values = [generator() for _ in range(50)]
+    made_in_c = len(values) - (core.slow_calls - before)
+    assert made_in_c >= len(values) - 1  # at most one seed straddles a refill
+    assert sum(not gc.is_tracked(value) for value in values) >= made_in_c
 
 
 @needs_core

@@ -85,6 +85,7 @@ def _compiled_core(
         layout.counter_bits,
         layout.tail_bits,
         config.increment_bits if config.counter is V7Counter.RANDOM_INCREMENT else 0,
+        layout.seed_mask.bit_length(),
     )
 
 
@@ -282,11 +283,19 @@ class V7State:
     # --- the compiled core's slow path --------------------------------------------------
 
     def take(self) -> bool:
-        """Take the state from the C core (busy); False when this thread already holds it."""
+        """Take the state from the C core (busy); False when this thread already holds it.
+
+        When the core moved to a later tick (a NEW move at the clock, made in C), the Timeline
+        replays that reading, so its tick and highest reading are what the pure path's would be.
+        """
         taken = self.core.enter()
         if taken is None:
             return False
-        self.counter, self.last_value = taken
+        core_tick, self.counter, self.last_value = taken
+        if core_tick >= 0 and core_tick != self.tick:
+            self.timeline.reading(core_tick)  # a later tick: NEW (Timeline.reading), no regression
+            self.tick = tick = self.timeline.tick
+            self.prefix = self.layout.prefix(tick)
         return True
 
     def give(self) -> None:
