@@ -11,14 +11,18 @@ stand-in: the running Python's ``uuid.uuid4()`` for ``uuid7`` (3.14's ``uuid7`` 
 ``os.urandom`` plus integer arithmetic and ``UUID._from_int``, the same path as its
 ``uuid4``) and the running Python's ``uuid.uuid1()`` for ``uuid6``.
 
-The pure-Python table is measured in a child process with ``UUIDKIT_PURE=1``.
+Per call, the candidates of an operation take turns: seven rounds (three with ``--quick``)
+in which each runs 200,000 calls, the order rotating; each row prints the median and the
+spread (max - min over the median) of its rounds, and its ratio is of medians. The
+pure-Python table is measured in a child process with ``UUIDKIT_PURE=1``.
 
 The start-up rows (median of 20 fresh ``python -S`` processes; ``--startup-only`` runs just
 them) compile uuidkit's bytecode first, and time CPython 3.12's ``-m uuid`` through the real
 executable (found under ``$PYENV_ROOT`` or by ``pyenv prefix``), never a shim; the output
 names both interpreters. Besides plain ``uuidkit gen``, its other plain forms
 (:data:`PLAIN_GEN_FORMS`: every version without a name, a count, an encoded format) are timed
-in the same turns and compared with the same peer.
+in the same turns and compared with the same peer. The installed ``uuidkit`` console
+script (as a user runs it: site-packages, no ``-S``) is timed against ``python -m uuid``.
 
 References: RFC 9562 §5.1, §5.4, §5.6, §5.7, §4.
 """
@@ -35,6 +39,7 @@ import subprocess
 import sys
 import threading
 import time
+import timeit
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -44,7 +49,6 @@ from typing import Any
 import uuidkit
 import uuidkit.bulk
 from bench_new_millisecond import new_millisecond
-from common import Timer
 from uuidkit import _accel
 
 MILLION = 1_000_000
@@ -184,18 +188,43 @@ TARGETS = {
 }
 
 
-def per_call(timer: Timer, cpython: ModuleType | None, title: str) -> None:
+def interleaved(candidates: list[Row], number: int, rounds: int) -> dict[str, list[float]]:
+    """Nanoseconds per call of each candidate in each of ``rounds`` rounds.
+
+    Within a round every candidate runs once (``number`` calls, collector paused as
+    ``timeit`` does), so a change of the machine's load weighs on all of them alike; the
+    order rotates between rounds so that no candidate always runs first after the others
+    warmed the caches.
+    """
+    samples: dict[str, list[float]] = {label: [] for label, _ in candidates}
+    for round_index in range(rounds):
+        shift = round_index % len(candidates)
+        for label, call in candidates[shift:] + candidates[:shift]:
+            seconds = timeit.timeit(call, number=number)
+            samples[label].append(seconds / number * 1e9)
+    return samples
+
+
+def median_and_spread(values: list[float]) -> tuple[float, float]:
+    """The median and the spread (max - min) as a fraction of the median."""
+    middle = statistics.median(values)
+    return middle, (max(values) - min(values)) / middle
+
+
+def per_call(number: int, rounds: int, cpython: ModuleType | None, title: str) -> None:
     rows = _per_call_rows(cpython)
     print(f"\n{title}")
-    print(f"{'operation':<8} {'what':<36} {'ns/call':>9} {'ratio':>7}  target")
+    print(f"{'operation':<8} {'what':<36} {'ns/call':>9} {'spread':>7} {'ratio':>7}  target")
     for operation, candidates in rows.items():
-        base_label, base_call = candidates[0]
-        base = timer.results[timer.measure(base_label, base_call)]
-        for label, call in candidates:
-            ns = timer.results[timer.measure(label, call)]
+        samples = interleaved(candidates, number, rounds)
+        base, _ = median_and_spread(samples[candidates[0][0]])
+        for label, _ in candidates:
+            ns, spread = median_and_spread(samples[label])
             target = TARGETS.get(operation) if label.startswith("uuidkit") else None
             mark = f"<= {target:.2f}x" if target and not _accel.PURE_REQUESTED else ""
-            print(f"{operation:<8} {label:<36} {ns:>9.1f} {ns / base:>6.2f}x  {mark}")
+            print(
+                f"{operation:<8} {label:<36} {ns:>9.1f} {spread:>6.0%} {ns / base:>6.2f}x  {mark}"
+            )
 
 
 def _per_uuid(function: Callable[[], object], repeat: int) -> float:
@@ -344,13 +373,16 @@ def _run_ms(command: list[str], environment: dict[str, str]) -> tuple[float, flo
     return wall * 1e3, (usage.ru_utime + usage.ru_stime) * 1e3
 
 
-def _medians_ms(commands: dict[str, list[str]], runs: int) -> dict[str, tuple[float, float]]:
+def _medians_ms(
+    commands: dict[str, list[str]], runs: int, environment: dict[str, str] | None = None
+) -> dict[str, tuple[float, float]]:
     """Median wall and CPU milliseconds of ``runs`` fresh processes of each command.
 
     The commands take turns (one of each per round), so a change in the machine's load
     during the measurement weighs on all of them alike instead of on whichever ran then.
     """
-    environment = dict(os.environ, PYTHONPATH=str(SOURCE))
+    if environment is None:
+        environment = dict(os.environ, PYTHONPATH=str(SOURCE))
     samples: dict[str, list[tuple[float, float]]] = {label: [] for label in commands}
     for _ in range(runs):
         for label, command in commands.items():
@@ -468,12 +500,34 @@ def startup(runs: int) -> None:
         )
 
 
+def console_script(runs: int) -> None:
+    """The installed ``uuidkit`` console script, as a user runs it (site-packages, no -S),
+    against ``python -m uuid`` of the same interpreter and of CPython 3.12, taking turns."""
+    script = shutil.which("uuidkit") or str(Path(sys.executable).with_name("uuidkit"))
+    if not Path(script).is_file():
+        print("\nconsole script: none installed (pip install -e .); rows skipped")
+        return
+    python312 = _python312()
+    commands = {"script": [script, "gen"], "uuid": [sys.executable, "-m", "uuid"]}
+    if python312:
+        commands["uuid312"] = [python312, "-m", "uuid"]
+    times = _medians_ms(commands, runs, dict(os.environ))
+    print(f"\nconsole script, median of {runs} fresh processes each, in turns, ms wall / cpu")
+    print(f"  {script} gen  {times['script'][0]:7.1f} / {times['script'][1]:6.1f}")
+    for key, label in (("uuid", f"{sys.executable} -m uuid"), ("uuid312", f"{python312} -m uuid")):
+        if key in times:
+            wall, cpu = times[key]
+            ratio = times["script"][0] / wall
+            print(f"  {label}  {wall:7.1f} / {cpu:6.1f}  (script: {ratio:.2f}x wall)")
+
+
 def main(argv: list[str]) -> int:
     quick = "--quick" in argv
     if "--startup-only" in argv:
         startup(20)
+        console_script(20)
         return 0
-    timer = Timer(number=20_000, repeat=3) if quick else Timer(number=200_000, repeat=5)
+    number, rounds = (20_000, 3) if quick else (200_000, 7)
     cpython = _cpython_uuid(argv)
     compiled = _accel.SPEEDUPS is not None
     print(f"Python {sys.version.split()[0]}, uuidkit {uuidkit.__version__}")
@@ -482,7 +536,8 @@ def main(argv: list[str]) -> int:
         origin = f"loaded from {cpython.__file__}"
     print(f"3.14 uuid module: {origin}")
     path = "compiled accelerator" if compiled else "pure Python"
-    per_call(timer, cpython, f"per call, {path} (best of {timer.repeat} x {timer.number:,})")
+    title = f"per call, {path} (median of {rounds} interleaved rounds x {number:,} calls)"
+    per_call(number, rounds, cpython, title)
     if "--pure-table" in argv:
         return 0
     if compiled:
@@ -494,6 +549,7 @@ def main(argv: list[str]) -> int:
     collector(repeat)
     threads()
     startup(20)
+    console_script(20)
     return 0
 
 
