@@ -14,8 +14,9 @@ flood reaches it once per interface, so per 100 datagrams it sees about 30 first
 knows (dropped by Message ID, §4.2.2.1), 5 Claim-Denies to forward back (§4.3.2), 3
 Claim-Attempts that conflict with its claims (denied) and 2 malformed datagrams. The
 baseline is :func:`uuidkit.uiap.decode` of the same batch: the engine's own cost is what
-it adds on top of decoding. The rate limits are switched off (where the engine has
-them): this measures the engine's work, not its admission policy.
+it adds on top of decoding. Each count of own claims is measured twice: with the engine's
+default configuration (rate limits on, as a daemon runs it) and with the rate limits
+switched off (the engine's work without its admission policy).
 
 References: UIAP §2.4.2, §2.4.3, §2.4.5, §4.2.2.1, §4.3.2.
 """
@@ -26,6 +27,7 @@ import argparse
 import contextlib
 import dataclasses
 import functools
+import itertools
 import json
 import os
 import random
@@ -89,9 +91,11 @@ def build_mix(count: int, seed: int, own_claims: int) -> list[Datagram]:
     return mix[:count]
 
 
-def _config() -> EngineConfig:
-    """No drop events, no rate limits (on engines that have them)."""
+def _config(limits: bool) -> EngineConfig:
+    """No drop events; the default rate limits, or none (on engines that have them)."""
     config = EngineConfig(drop_events=False)
+    if limits:
+        return config
     names = {f.name for f in dataclasses.fields(EngineConfig)}
     unlimited: dict[str, Any] = {
         name: None for name in ("source_rate", "interface_rate") if name in names
@@ -99,9 +103,9 @@ def _config() -> EngineConfig:
     return dataclasses.replace(config, **unlimited)
 
 
-def fresh_engine(own_claims: int) -> Engine:
+def fresh_engine(own_claims: int, limits: bool = True) -> Engine:
     """An engine on three interfaces holding ``own_claims`` claims (succeeded, not expired)."""
-    engine = Engine(0xFEED, random.Random(1), _config())
+    engine = Engine(0xFEED, random.Random(1), _config(limits))
     for index in range(own_claims):
         engine.claim(DOMAIN, _space(index), 3600, 0.0)
     engine.handle_timer(5.0)
@@ -117,7 +121,7 @@ def measure(quick: bool) -> dict[str, float]:
     count, repeat = (2_000, 3) if quick else (20_000, 5)
     timer = Timer(number=1, repeat=repeat)
     rates: dict[str, float] = {}
-    for own_claims in OWN_CLAIMS:
+    for own_claims, limits in itertools.product(OWN_CLAIMS, (True, False)):
         mix = build_mix(count, seed=5, own_claims=own_claims)
 
         def run_engine(engines: list[Engine], mix: list[Datagram] = mix) -> None:
@@ -127,10 +131,11 @@ def measure(quick: bool) -> dict[str, float]:
                 receive(data, interface, source, now)
                 engine.datagrams_to_send()
 
-        pool = [fresh_engine(own_claims) for _ in range(repeat)]
-        label = f"receive_datagram() x {count}, {own_claims} own claims"
+        pool = [fresh_engine(own_claims, limits) for _ in range(repeat)]
+        kind = "defaults" if limits else "no limits"
+        label = f"receive_datagram() x {count}, {own_claims} own claims, {kind}"
         timer.measure(label, functools.partial(run_engine, pool))
-        rates[f"{own_claims} own claims"] = count / (timer.results[label] * 1e-9)
+        rates[f"{own_claims} own claims, {kind}"] = count / (timer.results[label] * 1e-9)
     mix = build_mix(count, seed=5, own_claims=OWN_CLAIMS[0])
 
     def decode_all() -> None:
@@ -193,12 +198,12 @@ def main(argv: list[str]) -> None:
             before = _best(before or {}, measure_revision(options.compare, options.quick))
         now = _best(now, measure(options.quick))
     print("UIAP engine: datagrams/s through receive_datagram() (one core, best of the runs)")
-    header = f"{'what':<28} {'this tree':>12}"
+    header = f"{'what':<32} {'this tree':>12}"
     if before is not None:
         header += f" {options.compare:>12} {'ratio':>7}"
     print(header)
     for label, rate in now.items():
-        line = f"{label:<28} {rate:>12,.0f}"
+        line = f"{label:<32} {rate:>12,.0f}"
         if before is not None and label in before:
             line += f" {before[label]:>12,.0f} {rate / before[label]:>6.2f}x"
         print(line)
