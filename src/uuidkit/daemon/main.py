@@ -54,6 +54,7 @@ _RESTART_KEYS = (
     "interfaces",
     "claim_period",
     "claim_timeout",
+    "draft_only",
     "group",
     "port",
     "reply_port",
@@ -68,15 +69,17 @@ _RESTART_KEYS = (
 
 
 def engine_config_of(config: DaemonConfig) -> EngineConfig:
-    """The engine's timers from the daemon's (UIAP §10); flood records outlive a claim.
+    """The engine's timers from the daemon's (UIAP §10); flood records outlive a claim;
+    ``draft_only`` switches off what uuidkit adds to the draft.
 
     References: UIAP §10 (Table of Constants), §4.5.2 (claim lifetime).
     """
-    probe = EngineConfig(
-        claim_period=config.claim_period,
-        claim_timeout=config.claim_timeout,
-        flood_record_lifetime=1e9,
-    )
+    timers = {
+        "claim_period": config.claim_period,
+        "claim_timeout": config.claim_timeout,
+        "flood_record_lifetime": 1e9,
+    }
+    probe = EngineConfig.draft_only(**timers) if config.draft_only else EngineConfig(**timers)
     longest = probe.longest_claim_seconds()
     return dataclasses.replace(probe, flood_record_lifetime=max(10.0, 4 * longest + 1))
 
