@@ -3,8 +3,11 @@ merge, on a real network of namespaces with a daemon on every host, and whether 
 repeats across the merge.
 
 Run (root): ``PYTHONPATH=src python3 bench/bench_uiap_netns_merge.py`` (``--runs N`` per
-kind, default 5; ``--kinds own,elsewhere``; ``--before S`` and ``--after S``: seconds of
-generation on both sides before the merge and after one holder is left, default 2 and 2).
+kind, default 5; ``--kinds own,elsewhere``; ``--before S``, ``--spread S`` and
+``--after S``: both sides generate for ``before`` plus a uniform draw from [0, ``spread``]
+seconds (seeded by ``--seed``) before the merge, so the merge falls at any phase of the
+holders' re-verification schedule (waits of 6-8 s), and for ``after`` seconds once one
+holder is left; defaults 2, 8 and 2).
 
 The site and a run are ``tests/netns/merge_site.py``'s: ``a`` and ``d`` (three hops apart)
 claim the same node during a partition and make v1 values continuously; the merge is ``a``'s
@@ -22,6 +25,7 @@ References: UIAP §2.1.2, §4.4; RFC 9562 §6.10.
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import sys
 import tempfile
@@ -37,21 +41,23 @@ from netns_topology import Network, cleanup_prefix, namespaces_unavailable  # no
 def one_kind(kind: str, args: argparse.Namespace) -> list[MergeResult]:
     """``args.runs`` runs on a fresh site (fresh daemons: no state from other runs)."""
     results = []
+    phases = random.Random(f"{args.seed}-{kind}")
     for run in range(args.runs):
+        before = args.before + phases.uniform(0, args.spread)
         network = Network()
         try:
             with tempfile.TemporaryDirectory(prefix="uiap-netns-merge-") as directory:
                 site = MergeSite(network, Path(directory))
                 try:
                     site.start()
-                    result = site.run(kind, Path(directory) / "out", args.before, args.after)
+                    result = site.run(kind, Path(directory) / "out", before, args.after)
                 finally:
                     site.close()
         finally:
             network.close()
         results.append(result)
         print(
-            f"{kind:<10} {run + 1:>3} {result.values:>10,} {result.repeats:>7} "
+            f"{kind:<10} {run + 1:>3} {before:>7.2f} {result.values:>10,} {result.repeats:>7} "
             f"{result.loser or '-':>5} {result.last_shared_s:>12.3f} "
             f"{result.first_event_s:>9.3f} {result.lost_s:>8.3f}",
             flush=True,
@@ -64,12 +70,14 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--kinds", default=",".join(KINDS))
     parser.add_argument("--before", type=float, default=2.0)
+    parser.add_argument("--spread", type=float, default=8.0)
     parser.add_argument("--after", type=float, default=2.0)
+    parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     reason = namespaces_unavailable()
     if reason is not None:
         raise SystemExit(f"cannot run: {reason}")
-    print(f"{'merge':<10} {'run':>3} {'values':>10} {'repeats':>7} {'loser':>5} "
+    print(f"{'merge':<10} {'run':>3} {'before':>7} {'values':>10} {'repeats':>7} {'loser':>5} "
           f"{'last shared':>12} {'1st event':>9} {'lost':>8}")  # fmt: skip
     summary = []
     try:
