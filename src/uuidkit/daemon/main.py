@@ -74,12 +74,12 @@ def engine_config_of(config: DaemonConfig) -> EngineConfig:
 
     References: UIAP §10 (Table of Constants), §4.5.2 (claim lifetime).
     """
-    timers = {
-        "claim_period": config.claim_period,
-        "claim_timeout": config.claim_timeout,
-        "flood_record_lifetime": 1e9,
-    }
-    probe = EngineConfig.draft_only(**timers) if config.draft_only else EngineConfig(**timers)
+    probe = dataclasses.replace(
+        EngineConfig.draft_only() if config.draft_only else EngineConfig(),
+        claim_period=config.claim_period,
+        claim_timeout=config.claim_timeout,
+        flood_record_lifetime=1e9,
+    )
     longest = probe.longest_claim_seconds()
     return dataclasses.replace(probe, flood_record_lifetime=max(10.0, 4 * longest + 1))
 
