@@ -19,9 +19,11 @@ from daemon_site import running
 from uuidkit._safefile import FileSystem
 from uuidkit.daemon.config import MAX_CONFIG_OCTETS, ConfigError, DaemonConfig, load_config
 from uuidkit.daemon.keys import read_key_file
+from uuidkit.daemon.main import engine_config_of
 from uuidkit.daemon.notify import notify, notify_address
 from uuidkit.daemon.state import StateError, StateStore, StateWriter
 from uuidkit.uiap.auth import AuthError
+from uuidkit.uiap.engine_types import EngineConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -177,6 +179,21 @@ def test_toml_then_flags(tmp_path: Path) -> None:
     path.write_text('socket = "/tmp/x.sock"\nclaim_period = 1\ninterfaces = ["e0", "e1"]\n')
     config = load_config(str(path), {"claim_period": 0.25, "port": None})
     assert config == DaemonConfig(socket="/tmp/x.sock", claim_period=0.25, interfaces=("e0", "e1"))
+
+
+def test_draft_only_switches_off_what_the_engine_adds(tmp_path: Path) -> None:
+    """``draft_only`` gives the engine ``EngineConfig.draft_only()`` with the daemon's timers;
+    the default keeps uuidkit's behaviour (docs/uiap.md "Beyond the draft")."""
+    path = tmp_path / "uiapd.toml"
+    path.write_text("draft_only = true\nclaim_period = 0.25\n")
+    draft = engine_config_of(load_config(str(path), {}))
+    assert (draft.copies, draft.verify_interval, draft.tie_break) == (1, None, False)
+    assert draft.claim_period == 0.25
+    default = engine_config_of(DaemonConfig())
+    assert (default.copies, default.tie_break) == (EngineConfig().copies, True)
+    assert default.verify_interval is not None
+    with pytest.raises(ConfigError, match="draft_only"):
+        load_config(None, {"draft_only": "yes"})
 
 
 @pytest.mark.parametrize(

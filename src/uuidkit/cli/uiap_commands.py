@@ -149,6 +149,12 @@ def _register_daemon_commands(commands: argparse._SubParsersAction[Any]) -> None
     daemon.add_argument("--reply-port", type=int, metavar="N", help="UDP reply port (1022)")
     daemon.add_argument("--ipv4", action="store_true", default=None, help="use IPv4")
     daemon.add_argument("--key-file", metavar="FILE", help="site key file (mode 0600)")
+    daemon.add_argument(
+        "--draft-only",
+        action="store_true",
+        default=None,
+        help="the draft's behaviour only (no copies, re-verification, tie-break)",
+    )
     daemon.add_argument("--log-level", choices=("debug", "info", "warning", "error"))
     daemon.set_defaults(handler=daemon_command)
 
@@ -230,6 +236,7 @@ def daemon_command(args: argparse.Namespace) -> int:
         "reply_port": args.reply_port,
         "ipv4": args.ipv4,
         "key_file": args.key_file,
+        "draft_only": args.draft_only,
         "log_level": args.log_level,
     }
     return run(args.config, overrides)

@@ -85,6 +85,11 @@ class DaemonConfig:
     key_file: str = ""
     #: Ask other devices to proxy-defend our claims (X flag, §5.1).
     proxy: bool = False
+    #: Run the engine with the draft's behaviour only (``EngineConfig.draft_only()``: one
+    #: copy per datagram, no re-verification of held claims, the draft's rule for crossing
+    #: reclaims; docs/uiap.md "Beyond the draft"), to compare with or stand in for a
+    #: draft-only device.
+    draft_only: bool = False
     #: How the device ID is made at the first start (§4.1; kept in the state directory
     #: after that): ``random`` (64 random bits, u and g bits 0) or ``eui64`` (the modified
     #: EUI-64 of an interface's MAC, RFC 4291 Appendix A).

@@ -54,6 +54,7 @@ _RESTART_KEYS = (
     "interfaces",
     "claim_period",
     "claim_timeout",
+    "draft_only",
     "group",
     "port",
     "reply_port",
@@ -68,11 +69,13 @@ _RESTART_KEYS = (
 
 
 def engine_config_of(config: DaemonConfig) -> EngineConfig:
-    """The engine's timers from the daemon's (UIAP §10); flood records outlive a claim.
+    """The engine's timers from the daemon's (UIAP §10); flood records outlive a claim;
+    ``draft_only`` switches off what uuidkit adds to the draft.
 
     References: UIAP §10 (Table of Constants), §4.5.2 (claim lifetime).
     """
-    probe = EngineConfig(
+    probe = dataclasses.replace(
+        EngineConfig.draft_only() if config.draft_only else EngineConfig(),
         claim_period=config.claim_period,
         claim_timeout=config.claim_timeout,
         flood_record_lifetime=1e9,
