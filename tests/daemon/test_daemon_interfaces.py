@@ -77,7 +77,7 @@ def test_a_link_down_leaves_claims_held_but_unverified_and_up_reverifies_them(
             listed = await client.list_claims()
             assert sorted(c["claim"] for c in listed) == sorted(str(r.claim) for r in held)
             assert {(c["state"], c["verified"]) for c in listed} == {("held", False)}
-            assert (await client.status())["claims"] == {"held": 2, "unverified": 2}
+            assert (await client.status())["claims"] == {"held": 2, "unverified": 2, "proxied": 0}
             site.nodes[0].link_up = True
             await next_event(events, _named("interface-up"), "interface-up")
             for result in held:
@@ -89,7 +89,7 @@ def test_a_link_down_leaves_claims_held_but_unverified_and_up_reverifies_them(
                 assert event.fields["how"] == "verify"
                 verified.add(event.fields["claim"])
             assert verified == {r.claim for r in held}
-            assert (await client.status())["claims"] == {"held": 2, "unverified": 0}
+            assert (await client.status())["claims"] == {"held": 2, "unverified": 0, "proxied": 0}
             assert {c["verified"] for c in await client.list_claims()} == {True}
             await client.close()
 

@@ -51,7 +51,7 @@ def test_three_hosts_through_the_command_line(network: Network, tmp_path: Path) 
         _, about = hosts["a"].cli_json("status")
         assert [i["name"] for i in about["interfaces"] if i["participating"]] == ["e0"]
         assert about["counters"]["engine"]["denied"] >= 1
-        assert about["claims"] == {"held": 1, "unverified": 0}
+        assert about["claims"] == {"held": 1, "unverified": 0, "proxied": 0}
         # Release ends the defense.
         assert hosts["a"].cli("release", granted["claim"]).returncode == 0
         assert hosts["b"].cli("claim", "--domain", DOMAIN, "--uid", "2a").returncode == 0
@@ -178,7 +178,7 @@ def test_a_link_down_then_up_reverifies_every_held_claim(network: Network, tmp_p
         assert next_for_mine("unverified")["reason"] == "interface-down"
         [held] = a.list_claims()
         assert (held["state"], held["verified"]) == ("held", False)
-        assert a.status()["claims"] == {"held": 1, "unverified": 1}
+        assert a.status()["claims"] == {"held": 1, "unverified": 1, "proxied": 0}
         with hosts["b"].client() as b:
             assert b.claim(DOMAIN, space, 600).granted  # two holders now (UIAP §2.1.2)
         network.set_link("a", "e0", up=True)
