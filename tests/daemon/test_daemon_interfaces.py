@@ -150,6 +150,17 @@ def test_a_merge_through_a_link_coming_up_leaves_exactly_one_holder(tmp_path: Pa
             assert lost.fields["how"] == "verify"
             assert await a.list_claims() == []
             assert [c["claim"] for c in await b.list_claims()] == [theirs.claim]
+            # Both report the conflict: a lost (its re-verification was denied), b kept it
+            # and names a, whose reclaim it denied.
+            a_status, b_status = await a.status(), await b.status()
+            a_seen, b_seen = a_status["conflicts"], b_status["conflicts"]
+            assert (a_seen["count"], a_seen["lost"], b_seen["kept"]) == (1, 1, 1)
+            assert a_seen["last"][0]["claim"] == mine.claim
+            assert a_seen["last"][0]["outcome"] == "lost"
+            assert b_seen["last"][0]["peer"] == a_status["device_id"]
+            assert b_seen["last"][0]["uid"] == "51"
+            suspicions = a_status["verification"]["suspicions"]
+            assert suspicions == {"started": 1, "confirmed": 0, "conflicts": 1}
             for client in (a, b):
                 await client.close()
 
@@ -182,6 +193,15 @@ def test_defending_against_a_reclaim_is_a_suspected_conflict(tmp_path: Path) -> 
             # Not before the other device's reclaim (one attempt and the timeout) could end.
             assert loop.time() - defended_at >= reclaim_seconds(service.engine_config)
             assert record.verified
+            status = await client.status()
+            suspicions = status["verification"]["suspicions"]
+            assert suspicions == {"started": 1, "confirmed": 1, "conflicts": 0}
+            seen = status["conflicts"]
+            assert (seen["count"], seen["kept"], seen["lost"]) == (1, 1, 0)
+            assert seen["last"][0] | {"at": None} == {
+                "claim": held.claim, "domain": DOMAIN, "uid": "51",
+                "outcome": "kept", "reason": "defended", "peer": f"{0x1234:016x}", "at": None,
+            }  # fmt: skip
             await client.close()
 
     asyncio.run(main())
