@@ -66,10 +66,10 @@ class SiteSplitWarnings:
         if last is not None and now - last < self.every_s:
             return
         _log.warning(
-            "the link on %s carries a different site (the site is split): %s heard %s (%s; "
-            "%d such datagrams since the last warning). Hosts on each side can be granted "
+            "the link on %s carries a different site (the site is split): %s from %s, %s "
+            "(%d such datagrams since the last warning). Hosts on each side can be granted "
             "what the other holds: give every host the same site keys (docs/uiap-daemon.md, "
-            "rotating the site key)",
+            "Operating a site)",
             name,
             kind,
             source,
