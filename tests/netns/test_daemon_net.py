@@ -117,8 +117,18 @@ def test_site_key_on_the_network(network: Network, tmp_path: Path) -> None:
         assert c.claim(DOMAIN, UIDSpace.unique(b"\x12"), 60).granted
         assert a.claim(DOMAIN, UIDSpace.unique(b"\x12"), 60).granted
         assert a.status()["drops"].get("auth-missing", 0) >= 1
+        # Both sides of the split see it: the keyed hosts hear unsealed datagrams, the
+        # keyless one sealed datagrams (counted apart from garbage), and each says so in
+        # its log (rate-limited per interface: tests/daemon/test_site_split.py).
+        assert a.status()["site_split"]["seen"]["e0"]["auth-missing"] >= 1
+        assert c.status()["site_split"]["seen"]["e0"]["auth-unexpected"] >= 1
+        assert c.status()["drops"].get("malformed", 0) == 0
         for client in (a, b, c):
             client.close()
+        for name, kind in (("a", "auth-missing"), ("b", "auth-missing"), ("c", "auth-unexpected")):
+            lines = hosts[name].stderr().splitlines()
+            logged = [line for line in lines if "link on e0 carries a different site" in line]
+            assert logged and all(f"split): {kind} from" in line for line in logged), name
 
 
 @pytest.mark.parametrize("flag", ["--interface"])
