@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -50,6 +53,15 @@ async def _prepend(
     yield await first
     async for event in rest:
         yield event
+
+
+def _cli_status(socket: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "uuidkit", "uiap", "status", "--socket", socket],
+        capture_output=True, text=True, timeout=60, check=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")},
+    )  # fmt: skip
+    return done.stdout
 
 
 def _named(name: str, claim: Any = None) -> Any:
@@ -161,6 +173,11 @@ def test_a_merge_through_a_link_coming_up_leaves_exactly_one_holder(tmp_path: Pa
             assert b_seen["last"][0]["uid"] == "51"
             suspicions = a_status["verification"]["suspicions"]
             assert suspicions == {"started": 1, "confirmed": 0, "conflicts": 1}
+            # ... and so does the command an operator types.
+            shown = await asyncio.to_thread(_cli_status, hosts["b"].socket)
+            assert "conflicts: 1 seen (kept 1, lost 0)" in shown
+            assert f"peer {a_status['device_id']}" in shown
+            assert "held 1 (unverified 0)" in shown
             for client in (a, b):
                 await client.close()
 
