@@ -26,7 +26,7 @@ from daemon_site import DOMAIN, Host, next_event, running
 from uuidkit.daemon.admission import reclaim_seconds
 from uuidkit.daemon.service import ClaimService
 from uuidkit.daemon.status import DeviceIDConflicts
-from uuidkit.uiap.events import ClaimDefended, DeviceIDConflictSuspected
+from uuidkit.uiap.events import ClaimDefended, ClaimLost, DeviceIDConflictSuspected, LossReason
 from uuidkit.uiap.space import UIDSpace
 from uuidkit.uiapd.client import Event
 
@@ -219,6 +219,42 @@ def test_defending_against_a_reclaim_is_a_suspected_conflict(tmp_path: Path) -> 
                 "claim": held.claim, "domain": DOMAIN, "uid": "51",
                 "outcome": "kept", "reason": "defended", "peer": f"{0x1234:016x}", "at": None,
             }  # fmt: skip
+            await client.close()
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize(
+    ("reason", "winner", "how"),
+    [
+        (LossReason.YIELDED, 0x99, "verify"),
+        (LossReason.VERIFICATION_DENIED, None, "verify"),
+        (LossReason.ANNOUNCEMENT_DENIED, None, "announcement"),
+    ],
+)
+def test_a_held_claim_lost_to_the_engine_is_a_collision_naming_how_and_whom(
+    tmp_path: Path, reason: LossReason, winner: int | None, how: str
+) -> None:
+    """The engine's own findings (a periodic re-verification denied, a tie-break lost to a
+    larger device ID, a proxy announcement denied) end the claim: the watchers hear
+    ``collision`` with the engine's reason, ``how`` and, after a tie-break, the ``winner``;
+    ``status`` lists the conflict with that peer."""
+
+    async def main() -> None:
+        async with running(tmp_path, ["a"]) as (_, hosts):
+            client = hosts["a"].client()
+            held = await client.claim(DOMAIN, X, 600)
+            events, service = await _watching(hosts["a"])
+            record = service.claims[str(held.claim)]
+            assert record.handle is not None
+            service._on_event(ClaimLost(record.handle, reason, record.params.domain, X, winner))
+            lost = await next_event(events, _named("collision", held.claim), "collision")
+            assert (lost.fields["reason"], lost.fields["how"]) == (reason.value, how)
+            peer = None if winner is None else f"{winner:016x}"
+            assert lost.fields.get("winner") == peer
+            seen = (await client.status())["conflicts"]
+            assert (seen["lost"], seen["last"][0]["peer"]) == (1, peer)
+            assert await client.list_claims() == []
             await client.close()
 
     asyncio.run(main())

@@ -52,7 +52,7 @@ def test_one_warning_per_interface_within_the_interval_and_one_after_it(
     now[0] += 0.001  # the interval has passed for eth0
     watch.saw("eth0", "auth-missing", SOURCE)
     assert len(_warnings(caplog)) == 3
-    assert "3 such datagrams since the last warning" in _warnings(caplog)[2]
+    assert "(datagrams since the last warning: 3)" in _warnings(caplog)[2]
     assert watch.summary() == {
         "seen": {
             "eth0": {"auth-missing": 3, "auth-unknown-key": 1},

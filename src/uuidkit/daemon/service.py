@@ -59,6 +59,7 @@ from uuidkit.uiap.events import (
     DeviceIDConflictSuspected,
     DropReason,
     Event,
+    LossReason,
     MessageDropped,
 )
 from uuidkit.uiap.space import UIDSpace
@@ -464,10 +465,14 @@ class ClaimService(Verification):
 
     def _lost(self, record: ClaimRecord, event: ClaimLost) -> None:
         """A held claim ended without a reclaim of ours running: its proxy-defense
-        announcement was denied (UIAP §5.1), another device defends the space."""
+        announcement was denied (UIAP §5.1, how ``announcement``), or a periodic
+        re-verification was denied or yielded to a larger device ID (how ``verify``)."""
         self._forget(record)
         self._resolve_error(record, "the claim was lost to another device")
-        fields = self._fields(record) | {"reason": event.reason.value, "how": "announcement"}
+        how = "announcement" if event.reason is LossReason.ANNOUNCEMENT_DENIED else "verify"
+        fields = self._fields(record) | {"reason": event.reason.value, "how": how}
+        if event.winner is not None:
+            fields["winner"] = f"{event.winner:016x}"  # the tie-break's winner
         self.conflicts.record(
             "lost", self._fields(record), event.reason.value, event.winner, self.wall_clock()
         )

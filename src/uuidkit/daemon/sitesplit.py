@@ -67,7 +67,7 @@ class SiteSplitWarnings:
             return
         _log.warning(
             "the link on %s carries a different site (the site is split): %s from %s, %s "
-            "(%d such datagrams since the last warning). Hosts on each side can be granted "
+            "(datagrams since the last warning: %d). Hosts on each side can be granted "
             "what the other holds: give every host the same site keys (docs/uiap-daemon.md, "
             "Operating a site)",
             name,
