@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +26,7 @@ from daemon_site import DOMAIN, Host, next_event, running
 from uuidkit.daemon.admission import reclaim_seconds
 from uuidkit.daemon.service import ClaimService
 from uuidkit.daemon.status import DeviceIDConflicts
-from uuidkit.uiap.events import ClaimDefended, DeviceIDConflictSuspected
+from uuidkit.uiap.events import ClaimDefended, ClaimLost, DeviceIDConflictSuspected, LossReason
 from uuidkit.uiap.space import UIDSpace
 from uuidkit.uiapd.client import Event
 
@@ -52,6 +55,15 @@ async def _prepend(
         yield event
 
 
+def _cli_status(socket: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "uuidkit", "uiap", "status", "--socket", socket],
+        capture_output=True, text=True, timeout=60, check=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")},
+    )  # fmt: skip
+    return done.stdout
+
+
 def _named(name: str, claim: Any = None) -> Any:
     return lambda e: e.name == name and (claim is None or e.fields.get("claim") == claim)
 
@@ -77,7 +89,7 @@ def test_a_link_down_leaves_claims_held_but_unverified_and_up_reverifies_them(
             listed = await client.list_claims()
             assert sorted(c["claim"] for c in listed) == sorted(str(r.claim) for r in held)
             assert {(c["state"], c["verified"]) for c in listed} == {("held", False)}
-            assert (await client.status())["claims"] == {"held": 2, "unverified": 2}
+            assert (await client.status())["claims"] == {"held": 2, "unverified": 2, "proxied": 0}
             site.nodes[0].link_up = True
             await next_event(events, _named("interface-up"), "interface-up")
             for result in held:
@@ -89,7 +101,7 @@ def test_a_link_down_leaves_claims_held_but_unverified_and_up_reverifies_them(
                 assert event.fields["how"] == "verify"
                 verified.add(event.fields["claim"])
             assert verified == {r.claim for r in held}
-            assert (await client.status())["claims"] == {"held": 2, "unverified": 0}
+            assert (await client.status())["claims"] == {"held": 2, "unverified": 0, "proxied": 0}
             assert {c["verified"] for c in await client.list_claims()} == {True}
             await client.close()
 
@@ -150,6 +162,22 @@ def test_a_merge_through_a_link_coming_up_leaves_exactly_one_holder(tmp_path: Pa
             assert lost.fields["how"] == "verify"
             assert await a.list_claims() == []
             assert [c["claim"] for c in await b.list_claims()] == [theirs.claim]
+            # Both report the conflict: a lost (its re-verification was denied), b kept it
+            # and names a, whose reclaim it denied.
+            a_status, b_status = await a.status(), await b.status()
+            a_seen, b_seen = a_status["conflicts"], b_status["conflicts"]
+            assert (a_seen["count"], a_seen["lost"], b_seen["kept"]) == (1, 1, 1)
+            assert a_seen["last"][0]["claim"] == mine.claim
+            assert a_seen["last"][0]["outcome"] == "lost"
+            assert b_seen["last"][0]["peer"] == a_status["device_id"]
+            assert b_seen["last"][0]["uid"] == "51"
+            suspicions = a_status["verification"]["suspicions"]
+            assert suspicions == {"started": 1, "confirmed": 0, "conflicts": 1}
+            # ... and so does the command an operator types.
+            shown = await asyncio.to_thread(_cli_status, hosts["b"].socket)
+            assert "conflicts: 1 seen (kept 1, lost 0)" in shown
+            assert f"peer {a_status['device_id']}" in shown
+            assert "held 1 (unverified 0)" in shown
             for client in (a, b):
                 await client.close()
 
@@ -182,6 +210,51 @@ def test_defending_against_a_reclaim_is_a_suspected_conflict(tmp_path: Path) -> 
             # Not before the other device's reclaim (one attempt and the timeout) could end.
             assert loop.time() - defended_at >= reclaim_seconds(service.engine_config)
             assert record.verified
+            status = await client.status()
+            suspicions = status["verification"]["suspicions"]
+            assert suspicions == {"started": 1, "confirmed": 1, "conflicts": 0}
+            seen = status["conflicts"]
+            assert (seen["count"], seen["kept"], seen["lost"]) == (1, 1, 0)
+            assert seen["last"][0] | {"at": None} == {
+                "claim": held.claim, "domain": DOMAIN, "uid": "51",
+                "outcome": "kept", "reason": "defended", "peer": f"{0x1234:016x}", "at": None,
+            }  # fmt: skip
+            await client.close()
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize(
+    ("reason", "winner", "how"),
+    [
+        (LossReason.YIELDED, 0x99, "verify"),
+        (LossReason.VERIFICATION_DENIED, None, "verify"),
+        (LossReason.ANNOUNCEMENT_DENIED, None, "announcement"),
+    ],
+)
+def test_a_held_claim_lost_to_the_engine_is_a_collision_naming_how_and_whom(
+    tmp_path: Path, reason: LossReason, winner: int | None, how: str
+) -> None:
+    """The engine's own findings (a periodic re-verification denied, a tie-break lost to a
+    larger device ID, a proxy announcement denied) end the claim: the watchers hear
+    ``collision`` with the engine's reason, ``how`` and, after a tie-break, the ``winner``;
+    ``status`` lists the conflict with that peer."""
+
+    async def main() -> None:
+        async with running(tmp_path, ["a"]) as (_, hosts):
+            client = hosts["a"].client()
+            held = await client.claim(DOMAIN, X, 600)
+            events, service = await _watching(hosts["a"])
+            record = service.claims[str(held.claim)]
+            assert record.handle is not None
+            service._on_event(ClaimLost(record.handle, reason, record.params.domain, X, winner))
+            lost = await next_event(events, _named("collision", held.claim), "collision")
+            assert (lost.fields["reason"], lost.fields["how"]) == (reason.value, how)
+            peer = None if winner is None else f"{winner:016x}"
+            assert lost.fields.get("winner") == peer
+            seen = (await client.status())["conflicts"]
+            assert (seen["lost"], seen["last"][0]["peer"]) == (1, peer)
+            assert await client.list_claims() == []
             await client.close()
 
     asyncio.run(main())

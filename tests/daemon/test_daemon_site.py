@@ -40,7 +40,7 @@ def test_three_daemons_claim_deny_list_status_release(tmp_path: Path) -> None:
                 "2a",
             )
             status = await a.status()
-            assert status["claims"] == {"held": 1, "unverified": 0}
+            assert status["claims"] == {"held": 1, "unverified": 0, "proxied": 0}
             assert status["counters"]["engine"]["denied"] >= 1
             assert status["version"] == 1 and len(status["device_id"]) == 16
             # Release ends the defense: the same space is now granted elsewhere.

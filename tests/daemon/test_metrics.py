@@ -62,12 +62,40 @@ async def _claiming(host: Host) -> None:
     raise AssertionError("the claim never started")
 
 
+#: The families an operator watches beyond the claims (docs/uiap-daemon.md, "Operating a
+#: site"), each present in every scrape, even before it has counted anything.
+WATCHED = (
+    "uiapd_state_saves",
+    "uiapd_state_write_failures",
+    "uiapd_table_entries",
+    "uiapd_reverifications_started",
+    "uiapd_reverifications_confirmed",
+    "uiapd_conflicts_found",
+    "uiapd_site_split_datagrams",
+    "uiapd_site_split_warnings",
+)
+TABLES = ("proxy_records", "flood_records", "own_claims", "rate_limit_buckets")
+
+
+async def _proxying(host: Host) -> dict[str, Any]:
+    """``host``'s metrics once it proxy-defends a claim (the X+R announcement, UIAP §5.1,
+    goes out at the grant and reaches it through the loop)."""
+    async with host.client() as client:
+        for _ in range(int(WAIT_S / 0.01)):
+            families = _families(await client.metrics())
+            if _value(families, "uiapd_table_entries", table="proxy_records") > 0:
+                return families
+            await asyncio.sleep(0.01)
+    raise AssertionError("the proxied claim never reached the proxy table")
+
+
 def test_a_scrape_during_a_claim_and_after_the_outcomes(tmp_path: Path) -> None:
     async def main() -> None:
         site = LocalSite()
         slow, fast = Host(site, tmp_path, "slow", **SLOW), Host(site, tmp_path, "fast", **FAST)
-        await slow.start()
-        await fast.start()
+        proxied = Host(site, tmp_path, "proxied", proxy=True, **FAST)
+        for host in (slow, fast, proxied):
+            await host.start()
         try:
             async with slow.client() as waiting, fast.client() as client:
                 pending = asyncio.create_task(waiting.claim(DOMAIN, UIDSpace.unique(b"\x07"), 60))
@@ -78,6 +106,12 @@ def test_a_scrape_during_a_claim_and_after_the_outcomes(tmp_path: Path) -> None:
                 assert _value(families, "uiapd_claims", state="claiming") == 1
                 assert _value(families, "uiapd_claim_latency_seconds_count") == 0
                 assert _value(families, "uiapd_uptime_seconds") >= 0
+                assert set(WATCHED) <= set(families)
+                assert _value(families, "uiapd_state_saves_total", result="written") == 0
+                assert _value(families, "uiapd_table_entries", table="own_claims") == 1
+                assert _value(families, "uiapd_table_entries", table="proxy_records") == 0
+                for kind in ("probe", "suspicion"):
+                    assert _value(families, "uiapd_reverifications_started_total", kind=kind) == 0
                 _promtool_accepts(text)
 
                 assert (await client.claim(DOMAIN, UIDSpace.unique(b"\x01"), 60)).granted
@@ -94,13 +128,31 @@ def test_a_scrape_during_a_claim_and_after_the_outcomes(tmp_path: Path) -> None:
             assert _value(families, "uiapd_claim_latency_seconds_bucket", le="+Inf") == 2
             assert _value(families, "uiapd_claims", state="held") == (2 if denied.granted else 1)
             assert _value(families, "uiapd_claim_attempts_originated_total") >= 1
+            # One state write carried each grant before it was answered; a denial none.
+            written = _value(families, "uiapd_state_saves_total", result="written")
+            assert written == (2 if denied.granted else 1)
+            assert _value(families, "uiapd_state_saves_total", result="failed") == 0
+            # Floods of the other hosts were heard and recorded (UIAP §4.2.2.3).
+            assert _value(families, "uiapd_table_entries", table="flood_records") >= 1
+            assert all(
+                _value(families, "uiapd_table_entries", table=table) >= 0 for table in TABLES
+            )
             _promtool_accepts(text)
+            async with proxied.client() as asking:
+                assert (await asking.claim(DOMAIN, UIDSpace.unique(b"\x30"), 60)).granted
+            families = await _proxying(fast)
+            assert _value(families, "uiapd_claims", state="proxied") == 1
+            # A claim of the proxied space fails with its own reason, naming the claimant.
+            async with fast.client() as client, proxied.client() as asking:
+                refused = await client.claim(DOMAIN, UIDSpace.unique(b"\x30"), 60)
+                assert refused.reason == "proxy-defended"
+                assert refused.raw["holder"] == (await asking.status())["device_id"]
             await slow.stop()  # the claim in progress ends, not granted
             ended = await pending
             assert not ended.granted, ended
         finally:
-            await slow.stop()
-            await fast.stop()
+            for host in (slow, fast, proxied):
+                await host.stop()
 
     asyncio.run(main())
 
@@ -128,6 +180,15 @@ def _status(**changes: Any) -> dict[str, Any]:
             "enabled": True, "send_key_id": 2, "key_ids": [1, 2], "sealed": 10,
             "accepted": 8, "dropped": {"auth-bad-mac": 2},
         },
+        "state_saves": {"written": 6, "failed": 1},
+        "tables": {"proxy_records": 11, "flood_records": 12},
+        "verification": {
+            "interval": 8.0, "next_due": None, "claims": [],
+            "probes": {"started": 13, "confirmed": 12},
+            "suspicions": {"started": 3, "confirmed": 2, "conflicts": 1},
+        },
+        "conflicts": {"count": 5, "kept": 4, "lost": 1, "last": []},
+        "site_split": {"seen": {"eth0": {"auth-missing": 7, "auth-unknown-key": 1}}, "warnings": 1},
     }  # fmt: skip
     return status | changes
 
@@ -146,6 +207,17 @@ def test_every_status_figure_is_exported_under_its_name() -> None:
     assert _value(families, "uiapd_auth_key_ids", key_id="1", sending="no") == 1
     assert _value(families, "uiapd_claim_attempts_forwarded_total") == 4
     assert _value(families, "uiapd_claim_denies_sent_total") == 2
+    assert _value(families, "uiapd_state_saves_total", result="written") == 6
+    assert _value(families, "uiapd_state_saves_total", result="failed") == 1
+    assert _value(families, "uiapd_table_entries", table="proxy_records") == 11
+    assert _value(families, "uiapd_table_entries", table="flood_records") == 12
+    assert _value(families, "uiapd_reverifications_started_total", kind="probe") == 13
+    assert _value(families, "uiapd_reverifications_confirmed_total", kind="suspicion") == 2
+    assert _value(families, "uiapd_conflicts_found_total", outcome="kept") == 4
+    assert _value(families, "uiapd_conflicts_found_total", outcome="lost") == 1
+    labels = {"interface": "eth0", "kind": "auth-missing"}
+    assert _value(families, "uiapd_site_split_datagrams_total", **labels) == 7
+    assert _value(families, "uiapd_site_split_warnings_total") == 1
     assert _value(families, "uiapd_state_write_failures_total") == 1
     assert _value(families, "uiapd_events_total", event="collision") == 1
     assert _value(families, "uiapd_api_errors_total", code="not-found") == 1

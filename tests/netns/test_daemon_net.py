@@ -51,7 +51,7 @@ def test_three_hosts_through_the_command_line(network: Network, tmp_path: Path) 
         _, about = hosts["a"].cli_json("status")
         assert [i["name"] for i in about["interfaces"] if i["participating"]] == ["e0"]
         assert about["counters"]["engine"]["denied"] >= 1
-        assert about["claims"] == {"held": 1, "unverified": 0}
+        assert about["claims"] == {"held": 1, "unverified": 0, "proxied": 0}
         # Release ends the defense.
         assert hosts["a"].cli("release", granted["claim"]).returncode == 0
         assert hosts["b"].cli("claim", "--domain", DOMAIN, "--uid", "2a").returncode == 0
@@ -117,8 +117,18 @@ def test_site_key_on_the_network(network: Network, tmp_path: Path) -> None:
         assert c.claim(DOMAIN, UIDSpace.unique(b"\x12"), 60).granted
         assert a.claim(DOMAIN, UIDSpace.unique(b"\x12"), 60).granted
         assert a.status()["drops"].get("auth-missing", 0) >= 1
+        # Both sides of the split see it: the keyed hosts hear unsealed datagrams, the
+        # keyless one sealed datagrams (counted apart from garbage), and each says so in
+        # its log (rate-limited per interface: tests/daemon/test_site_split.py).
+        assert a.status()["site_split"]["seen"]["e0"]["auth-missing"] >= 1
+        assert c.status()["site_split"]["seen"]["e0"]["auth-unexpected"] >= 1
+        assert c.status()["drops"].get("malformed", 0) == 0
         for client in (a, b, c):
             client.close()
+        for name, kind in (("a", "auth-missing"), ("b", "auth-missing"), ("c", "auth-unexpected")):
+            lines = hosts[name].stderr().splitlines()
+            logged = [line for line in lines if "link on e0 carries a different site" in line]
+            assert logged and all(f"split): {kind} from" in line for line in logged), name
 
 
 @pytest.mark.parametrize("flag", ["--interface"])
@@ -178,7 +188,7 @@ def test_a_link_down_then_up_reverifies_every_held_claim(network: Network, tmp_p
         assert next_for_mine("unverified")["reason"] == "interface-down"
         [held] = a.list_claims()
         assert (held["state"], held["verified"]) == ("held", False)
-        assert a.status()["claims"] == {"held": 1, "unverified": 1}
+        assert a.status()["claims"] == {"held": 1, "unverified": 1, "proxied": 0}
         with hosts["b"].client() as b:
             assert b.claim(DOMAIN, space, 600).granted  # two holders now (UIAP §2.1.2)
         network.set_link("a", "e0", up=True)

@@ -134,3 +134,56 @@ def test_one_forged_announcement_blocks_a_range_for_three_verify_intervals_at_mo
     assert engine.stats.denied == 1  # still defended just before
     inject(engine, attempt(2, 2, unique(7)), "a", 2, blocked)
     assert engine.stats.denied == 1  # and no longer at the end
+
+
+def test_re_verifications_are_counted_and_scheduled_where_the_timer_fires() -> None:
+    engine = Engine(9, random.Random(0), EngineConfig(copies=1))
+    engine.add_interface("a")
+    handle = engine.claim(DOMAIN, unique(5), 0xFFFF_FFFF, 0.0)
+    assert engine.verification_schedule() == {}  # not held yet: nothing to re-verify
+    engine.handle_timer(2.5)  # granted
+    engine.datagrams_to_send()
+    interval = UUIDKIT.verify_interval
+    assert interval is not None
+    for started in range(1, 5):
+        (due,) = engine.verification_schedule().values()
+        assert due >= 2.5 and engine.get_timer() == due  # the schedule is the timer
+        engine.handle_timer(due)
+        assert engine.datagrams_to_send(), "the re-verification went out when scheduled"
+        assert engine.stats.verifications_started == started
+        # Each earlier one ended unanswered with the claim held: confirmed.
+        assert engine.stats.verifications_confirmed == started - 1
+    engine.release(handle, due)
+    assert engine.verification_schedule() == {}
+    assert EngineConfig.draft_only().verify_interval is None
+
+
+def test_a_denied_re_verification_is_not_confirmed() -> None:
+    engine = Engine(9, random.Random(0), EngineConfig(copies=1))
+    engine.add_interface("a")
+    engine.claim(DOMAIN, unique(5), 0xFFFF_FFFF, 0.0)
+    engine.handle_timer(2.5)
+    engine.datagrams_to_send()
+    (due,) = engine.verification_schedule().values()
+    engine.handle_timer(due)
+    probe = decode(engine.datagrams_to_send()[0].data)
+    engine.receive_datagram(encode(probe.replace(type=MessageType.CLAIM_DENY)), "a", 1, due)
+    assert engine.stats.verifications_started == 1
+    assert engine.stats.verifications_confirmed == 0
+    assert engine.verification_schedule() == {} and engine.table_sizes()["own_claims"] == 0
+
+
+def test_table_sizes_count_each_table() -> None:
+    engine = Engine(8, random.Random(0), UUIDKIT)
+    engine.add_interface("a")
+    assert engine.table_sizes() == dict.fromkeys(engine.table_sizes(), 0)
+    inject(engine, attempt(77, 5, unique(5), proxy=True, reclaim=True, lifetime=60), "a", 1, 0.0)
+    inject(engine, attempt(78, 5, unique(6)), "a", 2, 0.0)
+    engine.claim(DOMAIN, unique(7), 60, 0.0)
+    sizes = engine.table_sizes()
+    assert sizes["proxy_records"] == 1  # the X+R attempt (§5.1); the plain one is not proxied
+    assert sizes["flood_records"] == 2  # both heard floods (§4.2.2.3)
+    assert sizes["own_flood_records"] == 1 and sizes["own_claims"] == 1
+    # At most one bucket per (interface, source) heard and one per interface.
+    assert 1 <= sizes["rate_limit_buckets"] <= 3
+    assert sizes["overflow_records"] == 0 and sizes["timers"] >= 2

@@ -327,19 +327,11 @@ def status_command(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(body, sort_keys=True))
         return 0
-    names = [i["name"] for i in body["interfaces"] if i.get("participating", True)]
-    print(f"device ID {body['device_id']}, pid {body['pid']}, protocol {body['version']}")
-    print(f"interfaces: {', '.join(names) or 'none'}")
-    print(f"claims: {json.dumps(body['claims'], sort_keys=True)}")
-    print(f"drops: {json.dumps(body['drops'], sort_keys=True)}")
-    print(f"authentication: {'on' if body['auth']['enabled'] else 'off'}")
-    if body.get("state_write_pending"):
-        print(
-            f"state: NOT WRITTEN, retrying ({body.get('state_write_last_error')}; "
-            f"{body.get('state_write_errors')} failed writes)"
-        )
-    else:
-        print("state: written")
+    import time
+
+    from uuidkit.cli.uiap_status import status_lines
+
+    print("\n".join(status_lines(body, time.time())))
     return 0
 
 

@@ -32,6 +32,7 @@ from uuidkit.daemon.metrics_export import MetricsExporter
 from uuidkit.daemon.notify import notify, reloading
 from uuidkit.daemon.server import APIServer
 from uuidkit.daemon.service import ClaimService, Node
+from uuidkit.daemon.sitesplit import WatchedAuthenticator
 from uuidkit.daemon.state import StateError, StateStore, device_id_of
 from uuidkit.errors import TransportError
 from uuidkit.uiap.auth import Authenticator, AuthError
@@ -201,7 +202,7 @@ class Daemon:
                 keys = read_key_file(config.key_file)
             except AuthError as error:
                 raise ConfigError(str(error), "key_file") from None
-            self.authenticator = Authenticator(keys, secrets.token_bytes, time.monotonic)
+            self.authenticator = WatchedAuthenticator(keys, secrets.token_bytes, time.monotonic)
         engine_config = engine_config_of(config)
 
         def make(on_event: Callable[[Event], None]) -> Node:

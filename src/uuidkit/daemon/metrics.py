@@ -163,6 +163,50 @@ def _auth(out: _Text, auth: Mapping[str, Any]) -> None:
         out.sample("auth_key_ids", 1, {"key_id": key_id, "sending": "yes" if sending else "no"})
 
 
+def _tables(out: _Text, tables: Mapping[str, Any]) -> None:
+    out.labelled(
+        "table_entries", "gauge", "Entries in the engine's tables (proxy_records: claims "
+        "proxy-defended for others; flood_records: other devices' floods), by table.",
+        "table", tables,
+    )  # fmt: skip
+
+
+def _verification(out: _Text, status: Mapping[str, Any]) -> None:
+    verification = status.get("verification", {})
+    kinds = {
+        "probe": verification.get("probes", {}),
+        "suspicion": verification.get("suspicions", {}),
+    }
+    for key, text in (
+        ("started", "Re-verifications of held claims started"),
+        ("confirmed", "Re-verifications that found no other holder"),
+    ):
+        name = f"reverifications_{key}_total"
+        out.family(name, "counter", f"{text}, by kind (probe: periodic; suspicion: a reclaim).")
+        for kind, counts in kinds.items():
+            out.sample(name, int(counts.get(key, 0)), {"kind": kind})
+    conflicts = status.get("conflicts", {})
+    out.family(
+        "conflicts_found_total", "counter", "Other holders of a claim held here found, by "
+        "outcome (kept: this host keeps it; lost: its claim ended).",
+    )  # fmt: skip
+    for outcome in ("kept", "lost"):
+        out.sample("conflicts_found_total", int(conflicts.get(outcome, 0)), {"outcome": outcome})
+
+
+def _sites(out: _Text, split: Mapping[str, Any]) -> None:
+    out.family(
+        "site_split_datagrams_total", "counter", "Datagrams showing another site on a link "
+        "(another key or none), by interface and kind.",
+    )  # fmt: skip
+    for interface, kinds in sorted(split.get("seen", {}).items()):
+        for kind, count in sorted(kinds.items()):
+            labels = {"interface": interface, "kind": kind}
+            out.sample("site_split_datagrams_total", int(count), labels)
+    out.family("site_split_warnings_total", "counter", "Site-split warnings logged.")
+    out.sample("site_split_warnings_total", int(split.get("warnings", 0)))
+
+
 def _gauges(out: _Text, items: Iterable[tuple[str, str, float]]) -> None:
     for name, text, value in items:
         out.family(name, "gauge", text)
@@ -202,6 +246,14 @@ def render_metrics(status: Mapping[str, Any], claims: ClaimMetrics) -> str:
     _auth(out, status["auth"])
     out.family("state_write_failures_total", "counter", "Failed writes of the state file.")
     out.sample("state_write_failures_total", int(status["state_write_errors"]))
+    out.labelled(
+        "state_saves_total", "counter", "Grants and releases whose state write ended, by "
+        "result (written, failed); each is answered only then.", "result",
+        status.get("state_saves", {}),
+    )  # fmt: skip
+    _tables(out, status.get("tables", {}))
+    _verification(out, status)
+    _sites(out, status.get("site_split", {}))
     out.labelled(
         "events_total", "counter", "Events sent to watchers, by name (collision: a conflict "
         "found when a claim was re-verified).", "event", status["events"],

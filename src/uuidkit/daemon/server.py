@@ -425,6 +425,11 @@ class APIServer:
             "restored": snapshot.restored,
             "auth": snapshot.auth,
             "device_id_conflicts": snapshot.device_id_conflicts,
+            "tables": snapshot.tables,
+            "verification": snapshot.verification,
+            "conflicts": snapshot.conflicts,
+            "state_saves": snapshot.state_saves,
+            "site_split": snapshot.site_split,
         }
 
     def _watcher(self, client: _Client) -> Any:

@@ -36,8 +36,16 @@ from uuidkit.daemon.admission import (
 )
 from uuidkit.daemon.config import MAX_CLAIMS_CEILING
 from uuidkit.daemon.record import ClaimRecord
+from uuidkit.daemon.sitesplit import SiteSplitWarnings, WatchedAuthenticator
 from uuidkit.daemon.state import AfterWrite, StateStore, StateWriter
-from uuidkit.daemon.status import DeviceIDConflicts, ServiceStatus, auth_status, node_drops
+from uuidkit.daemon.status import (
+    ConflictLog,
+    DeviceIDConflicts,
+    ServiceStatus,
+    auth_status,
+    node_drops,
+    verification_status,
+)
 from uuidkit.daemon.verification import Verification
 from uuidkit.uiap.auth import Authenticator
 from uuidkit.uiap.domain import DomainID
@@ -49,7 +57,10 @@ from uuidkit.uiap.events import (
     ClaimLost,
     ClaimSucceeded,
     DeviceIDConflictSuspected,
+    DropReason,
     Event,
+    LossReason,
+    MessageDropped,
 )
 from uuidkit.uiap.space import UIDSpace
 from uuidkit.uiapd.api import (
@@ -140,6 +151,15 @@ class ClaimService(Verification):
         #: Device-ID conflicts suspected at run time (UIAP §9), counted and logged.
         self.device_id_conflicts = DeviceIDConflicts(self.node.device_id)
         self.authenticator = authenticator
+        #: Conflicts with other holders, the daemon's own re-verifications (after a
+        #: suspicion), the outcomes of the state writes answers wait for, and datagrams
+        #: that show another site on a link: for ``status`` and the metrics.
+        self.conflicts = ConflictLog()
+        self.suspicions: Counter[str] = Counter(started=0, confirmed=0, conflicts=0)
+        self.state_saves: Counter[str] = Counter(written=0, failed=0)
+        self.site_split = SiteSplitWarnings(time.monotonic)
+        if isinstance(authenticator, WatchedAuthenticator):
+            authenticator.watch = self.site_split
 
     # ------------------------------------------------------------------ life cycle
 
@@ -338,7 +358,12 @@ class ClaimService(Verification):
             # (both would fail). A plain claim attempt denied is no sign of a second holder.
             record = self._by_handle.get(event.claim)
             if record is not None and event.reclaim:
+                peer, now = event.originator, self.wall_clock()
+                self.conflicts.record("kept", self._fields(record), "defended", peer, now)
                 self._suspect(record, "attempted", delay=2 * reclaim_seconds(self.engine_config))
+        elif isinstance(event, MessageDropped):
+            if event.reason is DropReason.AUTH_UNEXPECTED:
+                self.site_split.saw(event.interface, event.reason.value, event.source)
         elif isinstance(event, DeviceIDConflictSuspected):
             loop = asyncio.get_running_loop()
             fields = self.device_id_conflicts.record(event, loop.time(), self.wall_clock())
@@ -392,6 +417,8 @@ class ClaimService(Verification):
         self._plan_renewal(record, event.expires)
         if recheck:
             self._reverify(record)
+        elif how == "verify":
+            self.suspicions["confirmed"] += 1
 
     def _withdraw(self, record: ClaimRecord, failure: OSError) -> None:
         """The state write carrying a grant failed: the claim is released, whatever made the
@@ -415,6 +442,8 @@ class ClaimService(Verification):
         was = record.state
         self._forget(record)
         fields = self._fields(record) | {"reason": event.reason.value}
+        if event.holder is not None:
+            fields["holder"] = f"{event.holder:016x}"  # proxy-defended: the claimant (§5.1)
         self._resolve(record, {"result": "denied", **fields, "claim": None, "expires": None})
         if was == "claiming":
             self._broadcast("denied", fields)
@@ -426,16 +455,27 @@ class ClaimService(Verification):
             how = "verify"
         if how == "restart":
             self.restored[record.id] = {**fields, "result": "collision"}
+        if how == "verify":
+            self.suspicions["conflicts"] += 1
+        now = self.wall_clock()
+        self.conflicts.record("lost", self._fields(record), event.reason.value, None, now)
         _log.warning("collision on %s of claim %s: %s", how, record.id, event.reason.value)
         self._broadcast("collision", fields | {"how": how})
         self._save()
 
     def _lost(self, record: ClaimRecord, event: ClaimLost) -> None:
         """A held claim ended without a reclaim of ours running: its proxy-defense
-        announcement was denied (UIAP §5.1), another device defends the space."""
+        announcement was denied (UIAP §5.1, how ``announcement``), or a periodic
+        re-verification was denied or yielded to a larger device ID (how ``verify``)."""
         self._forget(record)
         self._resolve_error(record, "the claim was lost to another device")
-        fields = self._fields(record) | {"reason": event.reason.value, "how": "announcement"}
+        how = "announcement" if event.reason is LossReason.ANNOUNCEMENT_DENIED else "verify"
+        fields = self._fields(record) | {"reason": event.reason.value, "how": how}
+        if event.winner is not None:
+            fields["winner"] = f"{event.winner:016x}"  # the tie-break's winner
+        self.conflicts.record(
+            "lost", self._fields(record), event.reason.value, event.winner, self.wall_clock()
+        )
         _log.warning("collision on claim %s: %s", record.id, event.reason.value)
         self._broadcast("collision", fields)
         self._save()
@@ -496,7 +536,17 @@ class ClaimService(Verification):
             callback(name, fields)
 
     def _save(self, then: AfterWrite | None = None) -> None:
-        self.writer.save(then)
+        if then is None:
+            self.writer.save()
+            return
+
+        def counted(failure: OSError | None) -> None:
+            # Counted here, where an answer waits for the write; changes nobody waits on
+            # (an expiry, a collision) share a counted write or are retried unseen.
+            self.state_saves["failed" if failure is not None else "written"] += 1
+            then(failure)
+
+        self.writer.save(counted)
 
     @property
     def node_interfaces(self) -> tuple[str, ...]:
@@ -513,10 +563,18 @@ class ClaimService(Verification):
         """
         node_status = self.node.status()
         auth = auth_status(self.authenticator)
+        engine = getattr(self.node, "engine", None)  # a test's node may have none
+        tables = engine.table_sizes() if engine is not None else {}
+        schedule = engine.verification_schedule() if engine is not None else {}
+        counters = node_status.get("engine", {})
+        probes = {
+            "started": counters.get("verifications_started", 0),
+            "confirmed": counters.get("verifications_confirmed", 0),
+        }
         return ServiceStatus(
             device_id=self.node.device_id,
             interfaces=node_status.get("interfaces", []),
-            claims=_claim_counts(self.claims.values()),
+            claims=_claim_counts(self.claims.values(), tables.get("proxy_records", 0)),
             counters=node_status,
             drops=node_drops(node_status) | auth.get("dropped", {}),
             events=dict(self.events_sent),
@@ -526,6 +584,17 @@ class ClaimService(Verification):
             restored=list(self.restored.values()),
             auth=auth,
             device_id_conflicts=self.device_id_conflicts.summary(),
+            tables=tables,
+            verification=verification_status(
+                schedule,
+                {handle: record.id for handle, record in self._by_handle.items()},
+                self.engine_config.verify_interval,
+                self.wall_clock() - _engine_now(),
+                {"probes": probes, "suspicions": self.suspicions},
+            ),
+            conflicts=self.conflicts.summary(),
+            state_saves=dict(self.state_saves),
+            site_split=self.site_split.summary(),
         )
 
     def _snapshot(self) -> dict[str, Any]:
@@ -533,10 +602,20 @@ class ClaimService(Verification):
         return {"device_id": f"{self.node.device_id:016x}", "claims": claims}
 
 
-def _claim_counts(records: Collection[ClaimRecord]) -> dict[str, int]:
-    """Claims by public state, and ``unverified``: those held but not verified now."""
+def _claim_counts(records: Collection[ClaimRecord], proxied: int) -> dict[str, int]:
+    """Claims by public state, ``unverified``: those held but not verified now, and
+    ``proxied``: other devices' claims this one proxy-defends (UIAP §5.1)."""
     counts = Counter(record.public_state for record in records)
     counts["unverified"] = sum(
         1 for record in records if record.public_state == "held" and not record.verified
     )
+    counts["proxied"] = proxied
     return dict(counts)
+
+
+def _engine_now() -> float:
+    """The engine's clock (the running loop's time, UIAPNode and LocalNode alike)."""
+    try:
+        return asyncio.get_running_loop().time()
+    except RuntimeError:
+        return time.monotonic()  # the default loop's clock

@@ -10,7 +10,7 @@ References: UIAP §2.1.1 (the service), §7 (authentication).
 from __future__ import annotations
 
 import logging
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -18,7 +18,7 @@ from typing import Any, Final
 from uuidkit.uiap.auth import Authenticator
 from uuidkit.uiap.events import DeviceIDConflictSuspected
 
-__all__ = ["DeviceIDConflicts", "ServiceStatus", "auth_status", "node_drops"]
+__all__ = ["ConflictLog", "DeviceIDConflicts", "ServiceStatus", "auth_status", "node_drops"]
 
 _log = logging.getLogger("uuidkit.daemon")
 
@@ -54,6 +54,16 @@ class ServiceStatus:
     auth: dict[str, Any]
     #: Device-ID conflicts suspected since the start (:class:`DeviceIDConflicts`).
     device_id_conflicts: dict[str, Any] = field(default_factory=dict)
+    #: Entries in the engine's tables (:meth:`~uuidkit.uiap.engine.Engine.table_sizes`).
+    tables: dict[str, int] = field(default_factory=dict)
+    #: Re-verification of held claims: the period, the next due, each claim's next, counts.
+    verification: dict[str, Any] = field(default_factory=dict)
+    #: Conflicts with another holder seen since the start (:class:`ConflictLog`).
+    conflicts: dict[str, Any] = field(default_factory=dict)
+    #: Changes of the claims whose state write ended, by outcome (``written``, ``failed``).
+    state_saves: dict[str, int] = field(default_factory=dict)
+    #: Datagrams that show another site on a link (:mod:`uuidkit.daemon.sitesplit`).
+    site_split: dict[str, Any] = field(default_factory=dict)
 
 
 def node_drops(node_status: Mapping[str, Any]) -> dict[str, int]:
@@ -150,3 +160,78 @@ class DeviceIDConflicts:
     def summary(self) -> dict[str, Any]:
         """``count``, ``resequenced`` (how many moved our sequence numbers) and ``last``."""
         return {"count": self.count, "resequenced": self.resequenced, "last": self.last}
+
+
+class ConflictLog:
+    """Conflicts with another holder of a claim held here, as ``status`` reports them.
+
+    Each is one claim of this daemon meeting another device that held an intersecting space
+    (after a merge or a loss, UIAP §2.1.2): ``kept`` when this daemon denied that device's
+    reclaim or won the tie-break, ``lost`` when its claim ended (a collision). ``peer`` is
+    the other device's ID when the wire names it (the reclaimer, the tie-break's winner),
+    else None (a Claim-Deny names only the attempt it answers, UIAP §4.3). The last
+    :data:`KEPT_LAST` are kept.
+
+    References: UIAP §2.1.2, §4.2.2.2, §4.3, §4.4.
+    """
+
+    #: Conflicts listed in ``status`` (the newest last).
+    KEPT_LAST: Final = 8
+
+    def __init__(self) -> None:
+        self.by_outcome: Counter[str] = Counter()
+        self.last: deque[dict[str, Any]] = deque(maxlen=self.KEPT_LAST)
+
+    def record(
+        self, outcome: str, fields: Mapping[str, Any], reason: str, peer: int | None, at: float
+    ) -> None:
+        """Count one conflict of the claim ``fields`` describe, seen at Unix time ``at``."""
+        self.by_outcome[outcome] += 1
+        self.last.append(
+            {
+                **fields,
+                "outcome": outcome,
+                "reason": reason,
+                "peer": None if peer is None else f"{peer:016x}",
+                "at": round(at, 3),
+            }
+        )
+
+    def summary(self) -> dict[str, Any]:
+        """``count``, ``kept``, ``lost`` and ``last`` (JSON-ready)."""
+        return {
+            "count": sum(self.by_outcome.values()),
+            "kept": self.by_outcome["kept"],
+            "lost": self.by_outcome["lost"],
+            "last": list(self.last),
+        }
+
+
+def verification_status(
+    schedule: Mapping[int, float],
+    claim_ids: Mapping[int, str],
+    interval: float | None,
+    to_unix: float,
+    counts: Mapping[str, Mapping[str, int]],
+) -> dict[str, Any]:
+    """The ``status`` reply's ``verification``: ``interval`` (each wait is drawn from
+    [0.75, 1] x it; null: the draft, no periodic re-verification), ``next_due`` and per
+    held claim ``next`` (Unix seconds: engine time + ``to_unix``), and the counts.
+
+    ``schedule`` is the engine's (:meth:`~uuidkit.uiap.engine.Engine.verification_schedule`),
+    ``claim_ids`` maps the engine's handles to claim IDs.
+
+    References: UIAP §2.1.2, §4.4.
+    """
+    due = sorted(
+        (round(at + to_unix, 3), claim_ids[handle])
+        for handle, at in schedule.items()
+        if handle in claim_ids
+    )
+    claims = [{"claim": claim, "next": at} for at, claim in due]
+    return {
+        "interval": interval,
+        "next_due": due[0][0] if due else None,
+        "claims": claims,
+        **{kind: dict(values) for kind, values in counts.items()},
+    }

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +33,8 @@ class Verification:
     """
 
     claims: dict[str, ClaimRecord]
+    #: Re-verifications after a suspicion: ``started``, ``confirmed``, ``conflicts``.
+    suspicions: Counter[str]
     wall_clock: Callable[[], float]
     _interfaces: tuple[str, ...]
     _stopping: bool
@@ -91,6 +94,7 @@ class Verification:
         if record.verifying:
             return
         record.verified, record.verifying = False, True
+        self.suspicions["started"] += 1
         self._broadcast("suspect", self._fields(record) | {"reason": reason})
         if record.state == "renewing":
             return  # the renewal running now re-verifies it

@@ -219,6 +219,8 @@ class OwnClaim:
     probe_runs: tuple[int, ...] = ()
     #: Token of the live re-verification timer entry; 0 for none.
     verify_timer: int = 0
+    #: Engine time of that entry: when the next re-verification is due (``inf``: none).
+    verify_at: float = float("inf")
     #: Engine time until which the latest re-verification waits for an answer: a
     #: conflicting reclaim arriving before then is settled by the tie-break.
     probing_until: float = float("-inf")

@@ -218,6 +218,40 @@ class Engine(HeldClaimChecks, Forwarder):
             return copy
         return top[0] if copy is None or top[0] < copy else copy
 
+    # ------------------------------------------------------------------ read-only views
+
+    def table_sizes(self) -> dict[str, int]:
+        """Entries in each of this device's tables now (for metrics; changes nothing).
+
+        ``own_claims`` (made or held here), ``proxy_records`` (§5.1), ``flood_records``
+        (other devices' Claim-Attempts, capped, §4.2.2.3), ``own_flood_records``,
+        ``overflow_records`` (attempts over a rate limit, recorded apart),
+        ``rate_limit_buckets`` (per source and per interface), ``timers`` (live deadlines).
+
+        References: UIAP §4.2.2.1, §4.2.2.3, §5.1.
+        """
+        return {
+            "own_claims": len(self._claims),
+            "proxy_records": len(self._proxies),
+            "flood_records": len(self._floods),
+            "own_flood_records": len(self._own_floods),
+            "overflow_records": len(self._overflow),
+            "rate_limit_buckets": len(self._limiter),
+            "timers": self._timers.live,
+        }
+
+    def verification_schedule(self) -> dict[int, float]:
+        """When each held claim is next re-verified (engine seconds), by handle; empty when
+        ``verify_interval`` is ``None`` (the draft).
+
+        References: UIAP §2.1.2, §4.4.
+        """
+        return {
+            handle: own.verify_at
+            for handle, own in self._claims.items()
+            if own.verify_timer and own.state is ClaimState.HELD
+        }
+
     # ------------------------------------------------------------------ own claims
 
     def _local_form(self, domain: DomainID, space: UIDSpace) -> UIDSpace:

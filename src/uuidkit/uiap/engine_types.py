@@ -287,6 +287,11 @@ class EngineStats:
     events_dropped: int = 0
     #: Claim-Attempts over a rate limit that were forwarded anyway (recorded apart).
     forwarded_over_budget: int = 0
+    #: Beyond the draft: re-verifications of held claims sent (one Claim-Attempt with R,
+    #: ``EngineConfig.verify_interval``), and those whose answer window ended with the claim
+    #: still held (counted when the claim's next one starts).
+    verifications_started: int = 0
+    verifications_confirmed: int = 0
 
 
 def check_time(now: object) -> None:

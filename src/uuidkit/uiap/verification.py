@@ -22,7 +22,7 @@ from uuidkit.uiap.events import ClaimDefended, FailureReason, LossReason
 if TYPE_CHECKING:
     import random
 
-    from uuidkit.uiap.engine_types import EngineConfig
+    from uuidkit.uiap.engine_types import EngineConfig, EngineStats
     from uuidkit.uiap.events import Event
     from uuidkit.uiap.message import Message
     from uuidkit.uiap.proxy import ProxyKey
@@ -44,6 +44,7 @@ class HeldClaimChecks:
     if TYPE_CHECKING:
         config: EngineConfig
         device_id: int
+        stats: EngineStats
         _claims: dict[int, OwnClaim]
         _timers: TimerQueue[int | ProxyKey]
         _rng: random.Random
@@ -84,7 +85,8 @@ class HeldClaimChecks:
         # whatever the lifetime.
         wait = interval * (0.75 + 0.25 * self._rng.random())
         self._timers.cancel(own.verify_timer)
-        own.verify_timer = self._timers.push(at + wait, -own.handle)
+        own.verify_at = at + wait
+        own.verify_timer = self._timers.push(own.verify_at, -own.handle)
 
     def _verify(self, own: OwnClaim, at: float) -> None:
         """Re-verify a held claim: one Claim-Attempt with R set (X too when proxied), as a
@@ -92,6 +94,11 @@ class HeldClaimChecks:
         ``VERIFICATION_DENIED``) or, while it waits for an answer (a reclaim's time),
         meets another device's re-verification or reclaim (then the tie-break decides)."""
         if own.state is ClaimState.HELD:
+            if float("-inf") < own.probing_until <= at:
+                # The previous one's answer window ended and the claim is still held: no
+                # Claim-Deny and no stronger reclaim came (a denied one would have ended it).
+                self.stats.verifications_confirmed += 1
+            self.stats.verifications_started += 1
             config = self.config
             own.probing_until = at + config.reclaim_attempts * config.claim_period
             own.probing_until += config.claim_timeout
