@@ -1,10 +1,10 @@
 """A relay under a forged flood from changing fe80:: sources, without a key, on real nodes.
 
 The line a - r - b, and a hostile host h on a third link of the relay r. b holds a uid;
-while h sends Claim-Attempts from a new link-local source each, as fast as it can (several
-sender processes), a claims that uid five times. Every rate bucket of r is spent at once;
-r must still forward a's attempts to b and relay b's deny (UIAP §4.2.2.1 "MUST forward",
-§4.3.2), so no claim is granted while b holds the uid.
+while h sends Claim-Attempts from a new link-local source each, as fast as it can (one
+sender process; ``UUIDKIT_FLOOD_SENDERS`` runs more), a claims that uid five times. Every
+rate bucket of r is spent at once; r must still forward a's attempts to b and relay b's
+deny (UIAP §4.2.2.1 "MUST forward", §4.3.2), so no claim is granted while b holds the uid.
 
 Under overload the kernel may drop datagrams from a full socket buffer before any code of
 ours sees them (r reads all its interfaces through one socket per port), so what is asserted
@@ -108,7 +108,9 @@ def test_a_relay_under_a_forged_source_flood_never_lets_a_wrong_grant_through(
     dropped = relay["engine"]["dropped"]
     limited = dropped.get("rate-limited-interface", 0) + dropped.get("rate-limited-source", 0)
     assert 0 < limited <= sent
-    assert 0 < relay["engine"]["forwarded_over_budget"] <= sent
+    # Every attempt over budget was forwarded all the same (none conflicts with anything r
+    # defends, and all decode): a spent budget never stops a relay forwarding.
+    assert relay["engine"]["forwarded_over_budget"] == limited, relay["engine"]
     assert rss_flooded - rss_before < RSS_GROWTH_BOUND_KB, (rss_before, rss_flooded)
     for result in results:
         if result["result"] == "failed":
