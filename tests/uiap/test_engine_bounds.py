@@ -167,6 +167,7 @@ def test_a_forged_flood_stays_within_the_memory_bound_and_honest_claims_work(
     site = Site(config)
     target, honest = site.target, site.honest
     target.claim(DOMAIN, unique(5), 3600, 0.0)
+    run_timers(target, 3.0)
     site.pump(3.0)
     start = 3.0
     base = held_bytes(target)
