@@ -9,6 +9,10 @@ granted, a counter shows the overload that kept the holder's deny from arriving 
 conflicting claim. Whether one particular honest datagram is read in time under a flood
 is not asserted: without a site key an on-link sender can always disrupt (UIAP §7).
 
+With a site key (the last test) the same flood costs honest claims nothing: every forged
+datagram fails its MAC in the transport, before the engine and so before any rate budget,
+table or counter of the engine sees it, and a claim of a held uid is denied.
+
 References: UIAP §4.1, §4.2.2.1 (link-local source), §4.3.2, §7.
 """
 
@@ -130,3 +134,62 @@ def _wait_until_read(network: Network, host: str) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError(f"{host}: datagrams still queued after {WAIT_S} s: {listing}")
         time.sleep(0.05)
+
+
+#: The site key of the keyed test (hex, the driver's test MAC); the hostile host lacks it.
+SITE_KEY = "5e" * 32
+#: Engine counters only a datagram that reached the engine can raise: with a key, none of
+#: the hostile host's may (the honest hosts send no malformed, unmatched or excess ones).
+FORGED_ONLY = ("malformed", "deny-unmatched", "rate-limited-source", "rate-limited-interface")
+
+
+def test_with_a_site_key_forged_datagrams_stop_at_the_mac_and_cost_honest_claims_nothing(
+    network: Network,
+) -> None:
+    hosts = ["a", "b", "h"]
+    for host in hosts:
+        network.add_host(host)
+    network.segment(hosts)
+    network.exec("h", "ip", "addr", "add", "fd00::99/64", "dev", "e0", "nodad")
+    # The draft's timers (UIAP §10): a deny has the whole claim timeout to come back.
+    keyed = {"interfaces": ["e0"], "auth_key": SITE_KEY, "engine": {"drop_events": False}}
+    nodes = network.start_nodes({host: keyed for host in "ab"})
+
+    command = ["ip", "netns", "exec", network.ns("h"), sys.executable, str(SENDER)]
+    command += ["--interface", "e0", "--ula-source", "fd00::99", "--seconds", "7", "--rate", "4000"]
+    hostile = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+    )
+    try:
+        assert hostile.stdout is not None
+        assert json.loads(hostile.stdout.readline()) == {"started": True}
+        fresh = nodes["a"].claim(DOMAIN, {"unique": "beef"})
+        contested = nodes["b"].claim(DOMAIN, {"unique": "beef"})
+        sent = json.loads(hostile.stdout.readline())
+        assert hostile.wait(timeout=WAIT_S) == 0
+    finally:
+        if hostile.poll() is None:
+            hostile.kill()
+            hostile.wait()
+    for host in "ab":
+        _wait_until_read(network, host)
+    status = {host: node.status() for host, node in nodes.items()}
+    print(f"keyed: hostile sent {sent}; a: {fresh}; b's claim of a's uid: {contested}")
+    for host in "ab":
+        transport, engine = status[host]["transport"], status[host]["engine"]
+        # The forged datagrams the transport let through were dropped by their MAC ...
+        forged = sent["garbage"] + sent["truncated"] + sent["forged-attempt"]
+        forged += sent["forged-proxy"] + sent["forged-deny"]
+        assert 0 < transport["dropped"]["auth"] <= forged, (host, transport)
+        # ... so none reached the engine: no budget spent, nothing malformed or unmatched.
+        assert not any(engine["dropped"].get(reason, 0) for reason in FORGED_ONLY), (host, engine)
+    assert fresh["result"] == "succeeded", fresh
+    if contested["result"] == "failed":
+        assert contested["reason"] == "denied", contested
+    else:
+        # Only the kernel can have lost the deny or the attempts, before any MAC: counted.
+        assert contested["result"] == "succeeded", contested
+        assert any(status[host]["transport"]["buffer_overflows"] for host in "ab"), status

@@ -176,3 +176,11 @@ class StartAt(random.Random):
 def inject(engine: Engine, message: Message, link: str, source: int, now: float) -> None:
     """Hand ``engine`` a datagram built by the test (as if ``source`` sent it on ``link``)."""
     engine.receive_datagram(encode(message), link, source, now)
+
+
+def run_timers(engine: Engine, until: float) -> None:
+    """Be a caller on time: handle each of ``engine``'s deadlines up to ``until`` at its
+    own time, then ``until`` itself (a late caller is handed ``until`` alone)."""
+    while (deadline := engine.get_timer()) is not None and deadline <= until:
+        engine.handle_timer(deadline)
+    engine.handle_timer(until)

@@ -16,6 +16,7 @@ from engine_wire import (
     OTHER_DOMAIN,
     StartAt,
     Wire,
+    run_timers,
     span,
     unique,
 )
@@ -30,8 +31,10 @@ from uuidkit.uiap import (
     Engine,
     EngineConfig,
     FailureReason,
+    MessageDropped,
     MessageType,
     decode,
+    encode,
 )
 from uuidkit.uiap.claims import (
     CONFLICT_RULES,
@@ -153,20 +156,54 @@ def test_configured_counts_and_times_are_used() -> None:
     assert isinstance(success, ClaimSucceeded) and success.expires == pytest.approx(10.7)
 
 
-def test_a_late_caller_still_sees_every_deadline_in_order() -> None:
+def test_a_late_caller_sees_each_overdue_step_once_and_the_claim_keeps_its_periods() -> None:
+    # A caller late by far more than a claim (a stalled process) must not see the whole
+    # claim run out in one call: the overdue attempt is sent, and every later step waits
+    # its period from then (§2.4.1 "Send Claim-Attempt message. Wait UIAP_CLAIM_PERIOD.").
     engine = Engine(1, random.Random(0), DRAFT)
+    engine.add_interface("a")
     engine.claim(DOMAIN, unique(5), 1, 0.0)
+    engine.datagrams_to_send()
     engine.handle_timer(100.0)  # one call, long after everything was due
-    kinds = [type(event) for event in iter(engine.next_event, None)]
-    assert kinds == [ClaimSucceeded, ClaimExpired]
+    assert engine.next_event() is None
+    assert len(engine.datagrams_to_send()) == 1  # the second attempt, no more
+    period, timeout = DRAFT.claim_period, DRAFT.claim_timeout
+    assert engine.get_timer() == 100.0 + period
+    run_timers(engine, 1000.0)
+    events = list(iter(engine.next_event, None))
+    # The last two periods and the timeout follow the stall, then the lifetime (1 s).
+    succeeded = 100.0 + 2 * period + timeout
+    assert events == [ClaimSucceeded(1, DOMAIN, unique(5), succeeded + 1), ClaimExpired(1)]
     assert engine.get_timer() is None
+
+
+@pytest.mark.parametrize("timer_first", [True, False], ids=["timer-first", "datagram-first"])
+def test_a_deny_queued_while_the_claimant_stalled_fails_the_claim(timer_first: bool) -> None:
+    # The claimant sends its first attempt, then stalls past every deadline of the claim
+    # while the holder's Claim-Deny for it waits in its socket. Whichever the caller handles
+    # first when it wakes (the overdue timer or the datagram), the claim must be denied
+    # (§4.3.2), never granted before the deny is read.
+    engine = Engine(1, random.Random(0), DRAFT)
+    engine.add_interface("a")
+    handle = engine.claim(DOMAIN, unique(5), 60, 0.0)
+    (first,) = engine.datagrams_to_send()
+    deny = encode(decode(first.data).deny())
+    # Past every deadline of the claim, before the record of the flood expires (a deny
+    # read after that is unmatched; the attempts sent on waking are denied afresh).
+    woke = (DRAFT.longest_claim_seconds() + DRAFT.flood_record_lifetime) / 2
+    if timer_first:
+        engine.handle_timer(woke)
+    engine.receive_datagram(deny, "a", 2, woke)
+    run_timers(engine, woke + 10 * DRAFT.longest_claim_seconds())
+    events = [e for e in iter(engine.next_event, None) if not isinstance(e, MessageDropped)]
+    assert events == [ClaimFailed(handle, FailureReason.DENIED, DOMAIN, unique(5))]
 
 
 def test_lifetime_zero_succeeds_and_expires_at_once_and_infinite_never_expires() -> None:
     engine = Engine(1, random.Random(0), DRAFT)
     zero = engine.claim(DOMAIN, unique(1), 0, 0.0)
     forever = engine.claim(DOMAIN, unique(2), LIFETIME_INFINITE, 0.0)
-    engine.handle_timer(1e9)
+    run_timers(engine, 1e9)
     # Deadlines due at the same time run in the order they were scheduled.
     assert list(iter(engine.next_event, None)) == [
         ClaimSucceeded(zero, DOMAIN, unique(1), 2.5),
@@ -211,7 +248,7 @@ def test_sequence_numbers_start_random_increment_per_flood_and_wrap() -> None:
     engine = Engine(1, StartAt((1 << 32) - 2), DRAFT)
     engine.add_interface("a")
     engine.claim(DOMAIN, unique(1), 60, 0.0)
-    engine.handle_timer(1.0)
+    run_timers(engine, 1.0)
     sequences = [decode(t.data).sequence for t in engine.datagrams_to_send()]
     # §4.5.1: "MUST increment"; "0 is the sequence number that follows 2^32-1".
     assert sequences == [(1 << 32) - 2, (1 << 32) - 1, 0]

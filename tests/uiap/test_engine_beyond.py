@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from engine_wire import DOMAIN, attempt, inject, span, unique
+from engine_wire import DOMAIN, attempt, inject, run_timers, span, unique
 
 from uuidkit.uiap import (
     ClaimFailed,
@@ -67,11 +67,28 @@ def test_a_further_deny_copy_for_our_flood_is_counted_as_a_copy() -> None:
     assert engine.stats.dropped[DropReason.DENY_AFTER_RESULT] == 0
 
 
+def test_a_stalled_holder_re_verifies_once_on_waking_not_once_per_missed_interval() -> None:
+    # A process stalled for many intervals wakes with one overdue re-verification: it
+    # sends one Claim-Attempt and waits an interval from then, not a burst of them.
+    engine = Engine(9, random.Random(0), EngineConfig(copies=1))
+    engine.add_interface("a")
+    engine.claim(DOMAIN, unique(5), 0xFFFF_FFFF, 0.0)
+    run_timers(engine, 2.5)  # granted
+    engine.datagrams_to_send()
+    interval = UUIDKIT.verify_interval
+    assert interval is not None
+    woke = 2.5 + 20 * interval
+    engine.handle_timer(woke)
+    assert len(engine.datagrams_to_send()) == 1
+    deadline = engine.get_timer()
+    assert deadline is not None and woke + 0.75 * interval <= deadline <= woke + interval
+
+
 def test_a_held_claim_is_re_verified_within_the_interval_whatever_its_lifetime() -> None:
     engine = Engine(9, random.Random(0), EngineConfig(copies=1))
     engine.add_interface("a")
     engine.claim(DOMAIN, unique(5), 0xFFFF_FFFF, 0.0)
-    engine.handle_timer(2.5)  # granted
+    run_timers(engine, 2.5)  # granted
     engine.datagrams_to_send()
     interval = UUIDKIT.verify_interval
     assert interval is not None

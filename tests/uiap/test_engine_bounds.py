@@ -16,7 +16,7 @@ import types
 from collections.abc import Iterator
 
 import pytest
-from engine_wire import DOMAIN, attempt, inject, unique
+from engine_wire import DOMAIN, attempt, inject, run_timers, unique
 
 from uuidkit.uiap import (
     LIFETIME_INFINITE,
@@ -167,6 +167,7 @@ def test_a_forged_flood_stays_within_the_memory_bound_and_honest_claims_work(
     site = Site(config)
     target, honest = site.target, site.honest
     target.claim(DOMAIN, unique(5), 3600, 0.0)
+    run_timers(target, 3.0)
     site.pump(3.0)
     start = 3.0
     base = held_bytes(target)
@@ -264,14 +265,14 @@ def test_renewals_leave_the_timer_heap_small() -> None:
     )
     engine.add_interface("a")
     handle = engine.claim(DOMAIN, unique(5), 100_000, 0.0)
-    engine.handle_timer(5.0)
+    run_timers(engine, 5.0)
     for sequence in range(2_000):
         x_r = attempt(1, sequence, unique(1), proxy=True, reclaim=True, lifetime=50_000)
         inject(engine, x_r, "a", 1, 5.0 + sequence * 0.001)
     for step in range(200):
         now = 10.0 + step * 2
         assert engine.claim(DOMAIN, unique(5), 100_000, now, reclaim=True) == handle
-        engine.handle_timer(now + 1.5)
+        run_timers(engine, now + 1.5)
     live = engine._timers.live
     assert live == 2  # the claim's expiry and the proxy record's
     assert len(engine._timers) <= 2 * live + 32
@@ -296,7 +297,7 @@ def test_network_events_are_capped_but_results_always_queue() -> None:
     handle = engine.claim(DOMAIN, unique(5), 60, 0.0)
     for index in range(100):
         engine.receive_datagram(b"\x01junk", "a", index, 0.1)
-    engine.handle_timer(3.0)
+    run_timers(engine, 3.0)
     events = drain(engine)
     assert len(events) == 11 and engine.stats.events_dropped == 90
     assert isinstance(events[-1], ClaimSucceeded) and events[-1].claim == handle

@@ -13,6 +13,7 @@ from engine_wire import (
     Wire,
     attempt,
     inject,
+    run_timers,
     span,
     unique,
 )
@@ -234,7 +235,7 @@ def test_deny_after_the_result_is_discarded() -> None:
     engine.add_interface("a")
     handle = engine.claim(DOMAIN, unique(5), 60, 0.0)
     (first,) = engine.datagrams_to_send()
-    engine.handle_timer(2.5)
+    run_timers(engine, 2.5)
     engine.receive_datagram(encode(decode(first.data).deny()), "a", 2, 3.0)
     assert [type(e) for e in iter(engine.next_event, None)] == [ClaimSucceeded, MessageDropped]
     assert engine.stats.dropped[DropReason.DENY_AFTER_RESULT] == 1

@@ -11,7 +11,7 @@ import math
 import random
 
 import pytest
-from engine_wire import DOMAIN, Delivery, Wire, attempt, inject, unique
+from engine_wire import DOMAIN, Delivery, Wire, attempt, inject, run_timers, unique
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -143,7 +143,7 @@ def test_a_claim_in_a_known_domain_is_sent_and_reported_in_canonical_form() -> N
     handle = engine.claim(INTEGERS.domain_id, UIDSpace.range(b"\x00\x01", b"\x00\x00\x09"), 60, 0)
     canonical = UIDSpace.range(b"\x01", b"\x09")
     assert decode(engine.datagrams_to_send()[0].data).space == canonical
-    engine.handle_timer(5.0)
+    run_timers(engine, 5.0)
     assert engine.next_event() == ClaimSucceeded(handle, INTEGERS.domain_id, canonical, 62.5)
 
 

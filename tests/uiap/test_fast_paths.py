@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from engine_wire import DOMAIN, attempt, span, unique
+from engine_wire import DOMAIN, attempt, run_timers, span, unique
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_codec import messages
@@ -174,7 +174,7 @@ def test_claims_compare_by_kept_intervals_until_they_end() -> None:
     engine = _engine()
     held = engine.claim(DOMAIN, unique(7), 60, 0.0)
     engine.claim(DOMAIN, span(20, 30), 60, 0.0)
-    engine.handle_timer(5.0)
+    run_timers(engine, 5.0)
     engine.datagrams_to_send()
     for sequence, space in ((100, unique(7)), (101, unique(25)), (102, span(0, 9))):
         engine.receive_datagram(encode(attempt(1, sequence, space)), "a", 1, 5.0)

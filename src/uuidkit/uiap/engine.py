@@ -13,8 +13,11 @@ The caller owns the sockets and the clock::
     deadline = engine.get_timer()                           # re-arm one timer
 
 Time is a float of seconds passed in (0.0 is a valid time); randomness is the
-``random.Random`` passed in. Every call first runs the deadlines that are due at ``now``,
-so a caller that is late with ``handle_timer`` still sees every rule applied in order.
+``random.Random`` passed in. Every call first runs the deadlines that are due at ``now``.
+What a deadline schedules next counts from the later of that deadline and ``now``: a
+caller that is late with ``handle_timer`` (a stalled process) sees each overdue step once,
+in order, and each claim still waits its periods before a result, so the Claim-Denies
+queued during the stall are read before the claim can succeed.
 
 Boundary contract: ``receive_datagram`` never raises for network input. A datagram the
 decoder rejects is counted and dropped with a ``MessageDropped`` event; any other
@@ -204,7 +207,8 @@ class Engine(HeldClaimChecks, Forwarder):
             own.deadline = None
 
     def handle_timer(self, now: float) -> None:
-        """Run every deadline due at or before ``now`` (call it when ``get_timer`` passes).
+        """Run every deadline due at or before ``now`` (call it when ``get_timer`` passes);
+        what they schedule next counts from ``now`` (see the module doc).
 
         References: UIAP §2.4.1, §4.5.2, §5.1.
         """
@@ -345,7 +349,16 @@ class Engine(HeldClaimChecks, Forwarder):
         own.timer = 0 if deadline is None else self._timers.push(deadline, own.handle)
 
     def _on_claim_deadline(self, own: OwnClaim, at: float) -> None:
-        """A claim's deadline passed; ``at`` is the deadline, so schedules never drift."""
+        """A claim's deadline ``at`` passed; the next one counts from when it ran.
+
+        A device that stalled (the caller ran late) must still wait each period after each
+        attempt it sends, or a stall as long as a claim would send the remaining attempts
+        and succeed in one call, before reading the Claim-Denies queued meanwhile. So every
+        following deadline counts from ``max(at, now)``: a caller on time sees the draft's
+        schedule exactly, a late one sees the claim take as long as the timers say from
+        the moment the engine ran.
+        """
+        at = max(at, self._clock)
         config = self.config
         # §2.4.1: "Repeat 3 times: { Send Claim-Attempt message. Wait UIAP_CLAIM_PERIOD. }
         # Wait UIAP_CLAIM_TIMEOUT. Succeed." Choice: read literally, the period after the

@@ -48,6 +48,7 @@ class HeldClaimChecks:
         _claims: dict[int, OwnClaim]
         _timers: TimerQueue[int | ProxyKey]
         _rng: random.Random
+        _clock: float
 
         def _run_due(self, now: float) -> None: ...
         def add_interface(self, interface: Hashable) -> None: ...
@@ -92,7 +93,9 @@ class HeldClaimChecks:
         """Re-verify a held claim: one Claim-Attempt with R set (X too when proxied), as a
         reclaim (§4.4), that changes nothing unless it is denied (then the claim is lost,
         ``VERIFICATION_DENIED``) or, while it waits for an answer (a reclaim's time),
-        meets another device's re-verification or reclaim (then the tie-break decides)."""
+        meets another device's re-verification or reclaim (then the tie-break decides).
+        A late caller's overdue check runs once, and the next counts from now."""
+        at = max(at, self._clock)
         if own.state is ClaimState.HELD:
             if float("-inf") < own.probing_until <= at:
                 # The previous one's answer window ended and the claim is still held: no
