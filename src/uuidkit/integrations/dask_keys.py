@@ -12,6 +12,7 @@ References: RFC 9562 §5.7, §6.2 (Method 1), §6.3, §6.4.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any, Literal
 
 from uuidkit.errors import InvalidField
@@ -23,9 +24,9 @@ KeyKind = Literal["uuid", "string"]
 
 
 def _key_series(block: KeyBlock, partition: int, frame: Any, kind: KeyKind) -> Any:
-    import pandas as pd
-
     from uuidkit import bulk
+
+    pd = importlib.import_module("pandas")  # pandas ships no type hints: an Any module
 
     keys = block.keys(partition, len(frame), into="arrow")
     values = bulk.format(keys) if kind == "string" else keys
