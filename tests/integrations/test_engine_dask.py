@@ -94,7 +94,7 @@ def _kill_when_running(marks: Path) -> None:
     os.kill(int(victim.read_text()), signal.SIGKILL)
 
 
-@pytest.mark.parametrize("total", [1_000_000, pytest.param(10_000_000, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("total", [200_000, pytest.param(10_000_000, marks=pytest.mark.slow)])
 def test_a_killed_workers_tasks_rerun_with_the_same_keys(
     client: Any, tmp_path: Path, total: int
 ) -> None:

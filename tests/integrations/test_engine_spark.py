@@ -69,6 +69,7 @@ def _failing_first_attempt(marks: str, partition: int) -> Any:
         from pyspark import TaskContext
 
         context = TaskContext.get()
+        assert context is not None  # inside a task
         for batch in batches:
             yield batch
             if context.partitionId() == partition and context.attemptNumber() == 0:
