@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from uuidkit.generators import ManualNodeSource, NodeBoundV7Generator
@@ -79,7 +80,7 @@ def bench_dask(rows: int, workers: int, check: bool) -> None:
             _report("dask", total, workers, label, time.perf_counter() - started)
         if check:
             keys = client.compute(dask_keys.add_key(frame, "key", _block())["key"]).result()
-            storage = keys.array._pa_array.combine_chunks().storage
+            storage = pa.array(keys).storage
             distinct = pc.count_distinct(storage).as_py()
             duplicates = len(storage) - distinct
             print(f"dask   uuidkit keys: {len(storage):,} rows, {duplicates} duplicates")

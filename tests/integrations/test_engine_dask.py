@@ -36,6 +36,7 @@ distributed = _engine("distributed")
 cloudpickle = _engine("cloudpickle")
 np = pytest.importorskip("numpy")
 pd = pytest.importorskip("pandas")
+pa = pytest.importorskip("pyarrow")
 
 NODE = 0x0200_0000_00AA | MULTICAST_BIT
 PARTITIONS = 20
@@ -76,7 +77,7 @@ def client() -> Iterator[Any]:
 
 def _words(frame: Any) -> Any:
     """The key column as (n, 2) big-endian uint64 words: comparable, sortable."""
-    storage = frame["key"].array._pa_array.combine_chunks().storage
+    storage = pa.array(frame["key"]).storage
     return np.frombuffer(storage.buffers()[1], dtype=">u8")[: 2 * len(storage)].reshape(-1, 2)
 
 
