@@ -113,6 +113,8 @@ CI_STEPS = [
     (r"debconf-set-selections", "no setuid `dumpcap`"),
     (r"apt-get install .*\btshark tcpdump\b", "tshark and tcpdump for the Wireshark dissector"),
     (r"apt-get install .*\betcd-server\b", "etcd"),
+    (r"apt-get install .*\bopenjdk-17-jre-headless\b", "Java 17"),
+    (r"pip install --quiet 'pyspark", "PySpark"),
     (r"pip install --quiet 'setuptools>=77' wheel", "setuptools 77"),
     (r"-Wall -Wextra -Werror.*build_ext --inplace", "builds the C accelerator in place"),
     (r"pip install --quiet -e '\.\[test\]' && python3 -m pytest -q", "runs the second command"),

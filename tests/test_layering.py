@@ -137,9 +137,9 @@ LAYERS: tuple[Layer, ...] = (
     ),
     Layer(
         "integrations",
-        "database glue; each module imports its own dependency",
+        "database and dataframe-engine glue; each module imports its own dependency",
         ("integrations/",),
-        ("errors", "system", "UUID core", "generators"),
+        ("errors", "system", "UUID core", "generators", "arrays"),
     ),
     Layer("CLI", "the composition root", ("cli/", "__main__.py"), (EVERY_LAYER,)),
 )

@@ -42,7 +42,16 @@ from uuidkit.errors import InvalidField, InvalidUUID
 from uuidkit.parse import parse as parse_one
 from uuidkit.timestamps import NS_PER_MS
 
-__all__ = ["VERSIONS", "format", "from_list", "generate", "parse", "timestamps", "to_list"]
+__all__ = [
+    "VERSIONS",
+    "format",
+    "from_list",
+    "generate",
+    "parse",
+    "timestamps",
+    "to_list",
+    "v7_node_block",
+]
 
 Into: TypeAlias = Literal["list", "numpy", "arrow"]
 #: The versions :func:`generate` makes.
@@ -163,7 +172,7 @@ def _pyarrow() -> Any:
     return pyarrow
 
 
-def _wrap(records: bytearray, into: str) -> Any:
+def _wrap(records: bytearray | memoryview, into: str) -> Any:
     """Records as the container ``into`` names (``records`` is handed over, not copied)."""
     if into == "list":
         return _uuids_of_records(records)
@@ -260,6 +269,44 @@ def from_list(values: Sequence[UUID], *, into: Into = "numpy") -> Any:
     References: RFC 9562 §4.
     """
     return _wrap(_records_of_uuids(list(values)), _check_into(into))
+
+
+def v7_node_block(
+    node: int, unix_ts_ms: int, count: int, *, counter: int = 0, into: Into = "numpy"
+) -> Any:
+    """``count`` v7-node values of one node and one millisecond, counters ``counter`` to
+    ``counter + count - 1``, in that (ascending) order, as a numpy or Arrow array or a list.
+
+    These are the values of a millisecond handed out by
+    ``NodeBoundV7Generator.reserve_milliseconds`` (its node and milliseconds are the
+    caller's): the layout is :func:`uuidkit.nodelayouts.v7_node_int`'s, element for element.
+    A counter past the 26-bit field raises :class:`~uuidkit.InvalidField`.
+
+    References: RFC 9562 §5.7, §6.2 (Method 1), §6.3, §6.4.
+    """
+    from uuidkit.nodelayouts import V7_NODE_COUNTER_BITS, check_claimed_node, v7_node_int
+
+    check_claimed_node(node)
+    if type(unix_ts_ms) is not int or not 0 <= unix_ts_ms < 1 << 48:
+        raise InvalidField(
+            f"unix_ts_ms: expected 0 to 2**48 - 1, found {unix_ts_ms!r}", "unix_ts_ms"
+        )
+    count, target = _check_count(count), _check_into(into)
+    if type(counter) is not int or counter < 0 or counter + count > 1 << V7_NODE_COUNTER_BITS:
+        raise InvalidField(
+            f"counter: {counter!r} + {count} values pass the {V7_NODE_COUNTER_BITS}-bit "
+            "counter of the v7-node layout",
+            "counter",
+        )
+    np = _numpy()
+    low_bits = V7_NODE_COUNTER_BITS - 12  # the counter's bits in rand_b (12 are in rand_a)
+    base = v7_node_int(unix_ts_ms, 0, node)
+    counters = np.arange(counter, counter + count, dtype=np.uint64)
+    words = np.empty((count, 2), dtype=">u8")  # network byte order (RFC 9562 §4)
+    words[:, 0] = np.uint64(base >> 64) | (counters >> np.uint64(low_bits))
+    low = (counters & np.uint64((1 << low_bits) - 1)) << np.uint64(48)
+    words[:, 1] = np.uint64(base & ((1 << 64) - 1)) | low
+    return _wrap(memoryview(words.view(np.uint8).reshape(-1)), target)
 
 
 #: The numpy text types :func:`format` writes: UCS-4 (144 bytes a UUID) or ASCII bytes (36).

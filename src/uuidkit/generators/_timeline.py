@@ -197,6 +197,18 @@ class Timeline:
             return self._start(now_tick, RESTART)
         return SAME
 
+    def reserve_through(self, tick: int) -> None:
+        """Stamp ``tick`` from now on, without a clock reading: the caller has handed out
+        every value of the ticks above the current one up to ``tick`` (a block of
+        timestamps, RFC 9562 §6.3), so later values go above it.
+
+        References: RFC 9562 §6.2 ("MAY increment the timestamp ahead of the actual time"),
+        §6.3 ("allocate a block of timestamps").
+        """
+        if self.has_tick and tick <= self.tick:
+            raise GeneratorError(f"reserve: tick {tick} is not above the current {self.tick}")
+        self._start(tick, NEW, from_clock=False)
+
     def overflow(self, now_tick: int) -> int:
         """The move when every value of the current tick is used; the clock reads ``now_tick``.
 

@@ -416,6 +416,54 @@ class NodeBoundV7Generator(_CountingNodeBound):
     _VERSION = 7
     _COUNTER_BITS = V7_NODE_COUNTER_BITS
 
+    def reserve_milliseconds(self, count: int) -> tuple[int, int]:
+        """Hand out ``count`` whole milliseconds of this generator's node: ``(node, first_ms)``.
+
+        Every v7-node value with that node, a millisecond in ``first_ms .. first_ms + count
+        - 1`` and any counter is the caller's to make, now or later, in any process: this
+        generator's own values go above the block (it starts at the clock's millisecond, or
+        after this generator's last one). The block must end before the lease does (on the
+        wall clock and on the monotonic deadline), so that a later holder of the node, whose
+        values are stamped after its own grant, never reaches it; a block that does not fit
+        raises :class:`~uuidkit.errors.NodeUnavailableError` and reserves nothing. A block
+        ahead of the clock by more than ``max_ahead_ms`` makes this generator's next values
+        wait for the clock (``CounterOverflowError`` under ADVANCE) until it has caught up.
+
+        References: RFC 9562 §6.2 ("MAY increment the timestamp ahead of the actual time"),
+        §6.3 ("allocate a block of timestamps"), §6.4.
+        """
+        check_int("count", count, 1, 1 << 40)
+        with self._lock:
+            now_ns = self._clock()
+            if self._lease is None:
+                self._node_for(now_ns)  # may block: read the time again once the node is held
+                now_ns = self._clock()
+            node = self._node_for(now_ns)
+            timeline = self._timeline
+            first = now_ns // NS_PER_MS
+            if timeline.has_tick:
+                first = max(first, timeline.tick + 1)
+            end_ns = (first + count) * NS_PER_MS  # the block's first nanosecond after it
+            self._check_block_in_lease(now_ns, end_ns, node)
+            timeline.reserve_through(first + count - 1)
+            # Every counter of the block's last millisecond is the caller's: the next value
+            # of this generator overflows it and moves on (RFC 9562 §6.2 rollover handling).
+            self._counter = (1 << self._COUNTER_BITS) - 1
+            return node, first
+
+    def _check_block_in_lease(self, now_ns: int, end_ns: int, node: int) -> None:
+        lease = self._lease
+        assert lease is not None  # _node_for just set it
+        deadline = lease.deadline_mono_ns
+        left_mono = None if deadline is None else deadline - _system.monotonic_ns()
+        if end_ns > lease.expires_ns or (left_mono is not None and end_ns - now_ns > left_mono):
+            raise NodeUnavailableError(
+                f"node {node:012x}: a block of milliseconds up to {end_ns} ns would outlast "
+                f"the lease (expires at {lease.expires_ns} ns); reserve fewer milliseconds "
+                "or lease the node for longer",
+                "block outlasts lease",
+            )
+
     def _seed(self) -> int:
         # RFC 9562 §6.2: "randomly initialize a portion of the counter", the leftmost bit
         # zero "for the sole purpose of guarding against counter rollovers".
