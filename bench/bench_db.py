@@ -22,7 +22,8 @@ new keys land at the right edge of the B-tree instead of on a random page. This 
   ``$UUIDKIT_PG18_BINDIR``, the PostgreSQL 18 that ``tools/build-postgresql18.sh`` builds).
   On PostgreSQL 18 one more key kind runs, ``uuidv7()-server``: the key is the column's
   default, ``uuidv7()``, made by the server as each row arrives (so that run's time includes
-  making the keys, which the others' does not; only the payload is sent).
+  making the keys, which the others' does not, and COPY inserts row by row, as it does for
+  any volatile default; only the payload is sent).
 
 Keys are made before the clock starts, so the figures are the database's work only. For each
 store and key the run reports rows per second over the whole run, the final size of the
