@@ -18,6 +18,12 @@ new keys land at the right edge of the B-tree instead of on a random page. This 
   ``checkpoint_timeout`` to trigger one), so the first change to a page after each
   checkpoint writes a full-page image to the WAL, as it does in production. The checkpoints'
   time is part of the rows/s. WAL bytes are ``pg_current_wal_lsn()`` after minus before.
+  The server is Debian's newest, or the one in ``--pg-bin-dir`` (default
+  ``$UUIDKIT_PG18_BINDIR``, the PostgreSQL 18 that ``tools/build-postgresql18.sh`` builds).
+  On PostgreSQL 18 one more key kind runs, ``uuidv7()-server``: the key is the column's
+  default, ``uuidv7()``, made by the server as each row arrives (so that run's time includes
+  making the keys, which the others' does not, and COPY inserts row by row, as it does for
+  any volatile default; only the payload is sent).
 
 Keys are made before the clock starts, so the figures are the database's work only. For each
 store and key the run reports rows per second over the whole run, the final size of the
@@ -59,6 +65,8 @@ KEYS: dict[str, Callable[[], UUID] | None] = {
     "v6": uuidkit.uuid6,
     "bigint": None,
 }
+#: The key PostgreSQL 18 makes itself (a column default): PostgreSQL runs only.
+SERVER_KEY = "uuidv7()-server"
 PAYLOAD = os.urandom(64)
 
 
@@ -136,10 +144,14 @@ def _sqlite_index_bytes(db: sqlite3.Connection, key: str, without_rowid: bool) -
 
 
 def pg_run(conn: Any, key: str, keys: list[Any], checkpoint_every: int) -> Run:
+    """One key kind; ``SERVER_KEY``'s ``keys`` are placeholders (the server makes them)."""
     run = Run("PostgreSQL", key, len(keys))
     column = "bigint" if key == "bigint" else "uuid"
+    by_server = key == SERVER_KEY
+    default = " DEFAULT uuidv7()" if by_server else ""
     conn.execute("DROP TABLE IF EXISTS t")
-    conn.execute(f"CREATE TABLE t (id {column} PRIMARY KEY, payload bytea)")
+    conn.execute(f"CREATE TABLE t (id {column} PRIMARY KEY{default}, payload bytea)")
+    copy_into = "t (payload)" if by_server else "t (id, payload)"
     conn.execute("CHECKPOINT")
     (wal_before,) = conn.execute("SELECT pg_current_wal_lsn()").fetchone()
     done, start = 0, time.perf_counter()
@@ -148,11 +160,11 @@ def pg_run(conn: Any, key: str, keys: list[Any], checkpoint_every: int) -> Run:
         with (
             conn.transaction(),
             conn.cursor() as cursor,
-            cursor.copy("COPY t (id, payload) FROM STDIN (FORMAT BINARY)") as copy,
+            cursor.copy(f"COPY {copy_into} FROM STDIN (FORMAT BINARY)") as copy,
         ):
-            copy.set_types([column, "bytea"])
+            copy.set_types(["bytea"] if by_server else [column, "bytea"])
             for value in batch:
-                copy.write_row((value, PAYLOAD))
+                copy.write_row((PAYLOAD,) if by_server else (value, PAYLOAD))
         done += len(batch)
         if done % checkpoint_every == 0:
             conn.execute("CHECKPOINT")
@@ -167,7 +179,11 @@ def pg_run(conn: Any, key: str, keys: list[Any], checkpoint_every: int) -> Run:
 
 
 def pg_runs(
-    rows: int, shared_buffers: str, checkpoint_every: int, all_keys: dict[str, list[Any]]
+    rows: int,
+    shared_buffers: str,
+    checkpoint_every: int,
+    all_keys: dict[str, list[Any]],
+    bin_dir: Path | None,
 ) -> list[Run]:
     try:
         import psycopg
@@ -183,7 +199,7 @@ def pg_runs(
         "synchronous_commit": "off",
     }
     try:
-        cluster = start_cluster(settings)
+        cluster = start_cluster(settings, bin_dir=bin_dir)
     except ClusterUnavailable as error:
         print(f"PostgreSQL: skipped, {error}")
         return []
@@ -192,7 +208,14 @@ def pg_runs(
             version = _scalar(conn, "SHOW server_version")
             buffers = _scalar(conn, "SHOW shared_buffers")
             print(f"PostgreSQL {version}, shared_buffers={buffers}, {rows:,} rows per key")
-            return [pg_run(conn, key, all_keys[key], checkpoint_every) for key in KEYS]
+            kinds = list(KEYS)
+            if conn.info.server_version >= 180000:
+                kinds.append(SERVER_KEY)
+            placeholders = {SERVER_KEY: [None] * rows}
+            return [
+                pg_run(conn, key, {**all_keys, **placeholders}[key], checkpoint_every)
+                for key in kinds
+            ]
     finally:
         cluster.stop()
 
@@ -278,6 +301,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sqlite-cache-pages", type=int, default=64)
     parser.add_argument("--pg-shared-buffers", default="128kB")
     parser.add_argument("--pg-checkpoint-every", type=int, default=10_000, help="rows")
+    parser.add_argument(
+        "--pg-bin-dir",
+        type=Path,
+        default=os.environ.get("UUIDKIT_PG18_BINDIR") or None,
+        help="the server's bin directory (default: $UUIDKIT_PG18_BINDIR, else Debian's newest)",
+    )
     parser.add_argument("--no-plot", action="store_true")
     parser.add_argument("--plot", type=Path, default=DOCS / "bench_db.png")
     args = parser.parse_args(argv)
@@ -293,7 +322,9 @@ def main(argv: list[str] | None = None) -> int:
                     Path(directory), key, all_keys[key], without_rowid, args.sqlite_cache_pages
                 )
             )
-    runs += pg_runs(rows, args.pg_shared_buffers, args.pg_checkpoint_every, all_keys)
+    runs += pg_runs(
+        rows, args.pg_shared_buffers, args.pg_checkpoint_every, all_keys, args.pg_bin_dir
+    )
     report(runs)
     if not args.no_plot:
         title = f"Insert rate, {rows:,} rows, small page cache (bench/bench_db.py)"

@@ -107,6 +107,7 @@ CI_STEPS = [
     (r"^\.ci/suite --check \S+ 3\.1[23]$", "checks that CPython 3.12 and 3.13 are present"),
     (r"apt-get update", "installs"),
     (r"apt-get install .*\bpostgresql\b", "PostgreSQL server"),
+    (r"tools/build-postgresql18\.sh", "builds PostgreSQL 18 from Debian's source package"),
     (r"apt-get install .*\bnftables\b", "nftables"),
     (r"apt-get install .*\bsystemd\b", "systemd for `systemd-analyze verify`"),
     (r"apt-get install .*\bprometheus\b", "prometheus for `promtool check metrics`"),

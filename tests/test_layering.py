@@ -79,7 +79,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer(
         "arrays",
         "bulk arrays; the only importer of numpy and pyarrow",
-        ("bulk.py",),
+        ("bulk.py", "_bulkarrow.py"),
         ("errors", "system", "UUID core", "generators"),
         CLOCK_AND_ENTROPY,
     ),

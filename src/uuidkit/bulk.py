@@ -37,6 +37,7 @@ from uuid import UUID
 from uuidkit import _system
 from uuidkit._accel import SPEEDUPS
 from uuidkit._bits import GREGORIAN_OFFSET_100NS
+from uuidkit._bulkarrow import exports_arrow, records_of_arrow
 from uuidkit._construct import from_ints_unchecked
 from uuidkit.errors import InvalidField, InvalidUUID
 from uuidkit.parse import parse as parse_one
@@ -185,8 +186,17 @@ def _wrap(records: bytearray | memoryview, into: str) -> Any:
     return pa.ExtensionArray.from_storage(pa.uuid(), storage)
 
 
+def _is_arrow_column(values: object) -> bool:
+    """An Arrow array, or a column an engine hands out as Arrow (Polars, pandas, ...): a
+    pandas ``object`` column holds Python objects, which are read one by one instead."""
+    if _module_of(values) == "pyarrow":
+        return True
+    return exports_arrow(values) and str(getattr(values, "dtype", "")) != "object"
+
+
 def _records_of(values: Any) -> Any:
-    """The packed 16-byte records of a list of UUIDs, a numpy or an Arrow array of them."""
+    """The packed 16-byte records of a list of UUIDs, a numpy or an Arrow array of them, or
+    of a dataframe engine's column that exports Arrow (:mod:`uuidkit._bulkarrow`)."""
     if isinstance(values, list | tuple):
         return _records_of_uuids(values)
     module = type(values).__module__.split(".")[0]
@@ -196,20 +206,8 @@ def _records_of(values: Any) -> Any:
         if array.dtype.itemsize * (array.shape[-1] if array.ndim == 2 else 1) != 16:
             raise InvalidUUID(f"expected 16-byte values, found dtype {array.dtype}")
         return memoryview(array).cast("B")
-    if module == "pyarrow":
-        pa = _pyarrow()
-        if isinstance(values, pa.ChunkedArray):  # a table's column: one copy into one array
-            values = values.combine_chunks()
-        storage = getattr(values, "storage", values)
-        kind = getattr(storage, "type", None)
-        if kind is None or not pa.types.is_fixed_size_binary(kind) or kind.byte_width != 16:
-            expected = "expected an arrow.uuid or fixed_size_binary(16) array"
-            raise InvalidUUID(f"{expected}, found {kind}")
-        if storage.null_count:
-            raise InvalidUUID("expected a non-null arrow.uuid or fixed_size_binary(16) array")
-        buffer = storage.buffers()[1]
-        start = storage.offset * 16
-        return memoryview(buffer)[start : start + 16 * len(storage)]
+    if _is_arrow_column(values):
+        return records_of_arrow(_pyarrow(), values)
     return _records_of_uuids(list(values))
 
 
@@ -253,8 +251,11 @@ def generate(version: int, n: int, *, into: Into = "list") -> Any:
 def to_list(values: Any) -> list[UUID]:
     """A numpy or Arrow array of UUIDs (or any sequence of them) as a list of uuid.UUID.
 
-    Arrow: an ``arrow.uuid`` or ``fixed_size_binary(16)`` array or a table's column of one
-    (a ``ChunkedArray``); as for :func:`format` and :func:`timestamps`.
+    Arrow: an ``arrow.uuid`` or ``fixed_size_binary(16)`` array, a ``binary``,
+    ``large_binary`` or ``binary_view`` array of 16-byte values, or a table's column of one
+    (a ``ChunkedArray``); or a column of an engine that exports Arrow through the Arrow
+    PyCapsule interface (a Polars ``Series``, a pandas ``Series`` with an Arrow dtype), read
+    as 16-byte values, never as text. The same for :func:`format` and :func:`timestamps`.
 
     References: RFC 9562 §4.
     """
@@ -317,9 +318,10 @@ def format(values: Any, *, dtype: str | None = None) -> Any:
     """Canonical 8-4-4-4-12 lower-case strings of many UUIDs.
 
     A list (or other sequence) of UUIDs gives a list of str; a numpy array a ``'<U36'``
-    array; an Arrow array a ``pa.string()`` array (``pa.large_string()`` past 2**31 - 1
-    characters). ``dtype="S36"`` gives a numpy array of 36 ASCII bytes per UUID whatever the
-    input (a quarter of ``'<U36'``'s memory), ``dtype="U36"`` a ``'<U36'`` array.
+    array; an Arrow array, or an engine's column that exports Arrow (a Polars or pandas
+    ``Series`` of 16-byte values), a ``pa.string()`` array (``pa.large_string()`` past
+    2**31 - 1 characters). ``dtype="S36"`` gives a numpy array of 36 ASCII bytes per UUID
+    whatever the input (a quarter of ``'<U36'``'s memory), ``dtype="U36"`` a ``'<U36'`` array.
 
     References: RFC 9562 §4 (Figure 1).
     """
@@ -330,10 +332,9 @@ def format(values: Any, *, dtype: str | None = None) -> Any:
             raise InvalidField(f"dtype: expected 'U36' or 'S36', found {dtype!r}", "dtype")
         numpy_dtype = "<U36" if width == 4 else "S36"
         return _numpy().frombuffer(_format_records(records, width), dtype=numpy_dtype)
-    module = _module_of(values)
-    if module == "numpy":
+    if _module_of(values) == "numpy":
         return _numpy().frombuffer(_format_records(records, 4), dtype="<U36")
-    if module == "pyarrow":
+    if _is_arrow_column(values):
         return _arrow_strings(records)
     return _format_records(records, 0)
 

@@ -15,9 +15,11 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from uuidkit.errors import CounterOverflowError, GeneratorError, InvalidField
-from uuidkit.generators import PG18V7Generator, build_v7_pg18, uuid7_pg18
+from uuidkit.generators import PG18V7Generator, build_v7_pg18, pg18_time_ns, uuid7_pg18
 from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS
 from uuidkit.generators.pg18 import PG18_MINIMAL_STEP_NS, pg18_fields
 
@@ -110,6 +112,32 @@ def test_bad_arguments() -> None:
         build_v7_pg18(-1, 0)
     with pytest.raises(InvalidField):
         build_v7_pg18(A6_NS, 1 << 62)
+
+
+def test_time_of_a_vector() -> None:
+    # rand_a 0x74F = 1871 stands for sub_ms_ns in [ceil(1871e6/4096), ceil(1872e6/4096)) =
+    # [456788, 457032): the vector below was stamped at sub_ms_ns 456789.
+    value = build_v7_pg18(1_700_000_000_123_456_789, 0)
+    assert str(value).startswith("018bcfe5-687b-774f")
+    assert pg18_time_ns(value) == 1_700_000_000_123_456_788
+
+
+@given(st.integers(0, (1 << 48) * 1_000_000 - 1), st.integers(0, (1 << 62) - 1))
+def test_time_is_the_first_nanosecond_of_the_step(unix_ns: int, rand_b: int) -> None:
+    # RFC 9562 §6.2 Method 3 with 12 bits: each rand_a covers at most 245 ns (10**6/4096
+    # rounded up), and the time read back is the first nanosecond that encodes as the value.
+    found = pg18_time_ns(build_v7_pg18(unix_ns, rand_b))
+    assert found <= unix_ns < found + PG18_MINIMAL_STEP_NS
+    assert pg18_fields(found) == pg18_fields(unix_ns)
+    assert found == 0 or found % 1_000_000 == 0 or pg18_fields(found - 1) != pg18_fields(found)
+
+
+@pytest.mark.parametrize(
+    "bad", [uuid.UUID(int=0), uuid.uuid4(), uuid.UUID("017f22e2-79b0-7cc3-18c4-dc0c0c07398f"), "x"]
+)
+def test_time_refuses_what_is_not_a_v7(bad: object) -> None:
+    with pytest.raises(InvalidField, match="expected a UUIDv7"):
+        pg18_time_ns(bad)  # type: ignore[arg-type]
 
 
 def test_default_function_is_increasing() -> None:

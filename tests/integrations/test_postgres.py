@@ -208,22 +208,3 @@ def test_sqlalchemy_uuid_type_with_uuid7_default(pg_cluster: Cluster) -> None:
     finally:
         metadata.drop_all(engine)
         engine.dispose()
-
-
-def test_pg18_profile_interleaves_with_server_uuidv7(conn: Any) -> None:
-    server_version = conn.info.server_version
-    if server_version < 180000:
-        pytest.skip(
-            f"the server is PostgreSQL {server_version // 10000}; uuidv7() needs 18 "
-            "(the profile is checked against hand-computed vectors in test_gen_pg18.py)"
-        )
-    made: list[tuple[int, uuid.UUID]] = []
-    for step in range(200):
-        if step % 2:
-            made.append((step, conn.execute("SELECT uuidv7()").fetchone()[0]))
-        else:
-            made.append((step, uuid7_pg18()))
-    # Made one after another on one host: each server call starts after the previous
-    # application value and ends before the next, tens of microseconds apart, far more than
-    # one 12-bit step (244 ns). With the same sub-millisecond layout they sort as made.
-    assert [step for step, _ in sorted(made, key=lambda item: item[1])] == list(range(200))

@@ -33,7 +33,12 @@ if TYPE_CHECKING:  # loaded on first use by __getattr__ below
         NodeLease,
         NodeSource,
     )
-    from uuidkit.generators.pg18 import PG18V7Generator, build_v7_pg18, uuid7_pg18
+    from uuidkit.generators.pg18 import (
+        PG18V7Generator,
+        build_v7_pg18,
+        pg18_time_ns,
+        uuid7_pg18,
+    )
     from uuidkit.generators.shared import (
         SharedConfig,
         SharedV1Generator,
@@ -73,6 +78,7 @@ _LAZY: dict[str, str] = {
     "NodeSource": "nodesource",
     "PG18V7Generator": "pg18",
     "build_v7_pg18": "pg18",
+    "pg18_time_ns": "pg18",
     "uuid7_pg18": "pg18",
     "SharedConfig": "shared",
     "SharedV1Generator": "shared",
@@ -131,6 +137,7 @@ __all__ = [
     "V7Counter",
     "V7Generator",
     "build_v7_pg18",
+    "pg18_time_ns",
     "uuid1",
     "uuid6",
     "uuid7",

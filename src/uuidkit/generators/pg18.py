@@ -72,6 +72,7 @@ __all__ = [
     "PG18_SUBMS_BITS",
     "PG18V7Generator",
     "build_v7_pg18",
+    "pg18_time_ns",
     "uuid7_pg18",
 ]
 
@@ -105,6 +106,27 @@ def build_v7_pg18(unix_ns: int, rand_b: int) -> UUID:
         raise InvalidField(f"rand_b: expected an int in [0, 2**62), found {rand_b!r}", "rand_b")
     unix_ts_ms, rand_a = pg18_fields(unix_ns)
     return from_int_unchecked(pack_frame(7, unix_ts_ms, rand_a, rand_b))
+
+
+def pg18_time_ns(value: UUID) -> int:
+    """The Unix time in nanoseconds a PostgreSQL 18 ``uuidv7()`` value was stamped with, to
+    within one 12-bit step: the first nanosecond whose ``rand_a`` is the value's.
+
+    ``rand_a`` is ``floor(sub_ms_ns * 2**12 / 10**6)``, so the stamp lies in
+    ``[pg18_time_ns(v), pg18_time_ns(v) + 245)``, and ``pg18_fields(pg18_time_ns(v))`` gives
+    back the value's ``(unix_ts_ms, rand_a)``. A v7 value from another generator has other
+    bits in ``rand_a`` and a meaningless fraction; its millisecond is still right.
+
+    >>> pg18_time_ns(build_v7_pg18(1_700_000_000_123_456_789, 0))
+    1700000000123456788
+
+    References: RFC 9562 §5.7, §6.2 Method 3; PostgreSQL 18 ``generate_uuidv7``.
+    """
+    if not isinstance(value, UUID) or value.version != 7 or value.int >> 62 & 0b11 != 0b10:
+        raise InvalidField(f"value: expected a UUIDv7, found {value!r}", "value")
+    unix_ts_ms, rand_a = value.int >> 80, value.int >> 64 & 0xFFF
+    # The smallest sub_ms_ns with sub_ms_ns * 2**12 // 10**6 == rand_a: a ceiling division.
+    return unix_ts_ms * NS_PER_MS - (-rand_a * NS_PER_MS // (1 << PG18_SUBMS_BITS))
 
 
 class PG18V7Generator:

@@ -8,7 +8,9 @@ another cluster. :meth:`Cluster.stop` stops it and deletes the directory, which 
 PostgreSQL refuses to run as root; when the caller is root the cluster's commands run as
 the ``postgres`` system user (Debian's ``postgresql`` package creates it) through
 ``runuser``, and the directory is handed to that user. The server binaries are found in
-``/usr/lib/postgresql/<major>/bin`` (Debian's layout; the highest major wins) or on ``PATH``.
+``/usr/lib/postgresql/<major>/bin`` (Debian's layout; the highest major wins) or on ``PATH``,
+unless the caller names their directory (``bin_dir``: a server built from source, such as the
+PostgreSQL 18 that ``tools/build-postgresql18.sh`` installs into a cached prefix).
 
 Server settings are passed as ``-c name=value`` (``settings``): the benchmark uses it for a
 small ``shared_buffers``; tests use ``fsync=off``.
@@ -116,14 +118,22 @@ def find_bin_dir() -> Path | None:
     return Path(on_path).parent if on_path and shutil.which("initdb") else None
 
 
-def start_cluster(settings: dict[str, str] | None = None) -> Cluster:
+def start_cluster(
+    settings: dict[str, str] | None = None, *, bin_dir: Path | None = None
+) -> Cluster:
     """Create and start a cluster; raises :class:`ClusterUnavailable` if that cannot be done.
+
+    ``bin_dir`` is the directory of the server's ``initdb`` and ``pg_ctl``; by default
+    :func:`find_bin_dir`'s.
 
     References: PostgreSQL documentation "initdb", "pg_ctl".
     """
-    bin_dir = find_bin_dir()
     if bin_dir is None:
-        raise ClusterUnavailable("no pg_ctl/initdb under /usr/lib/postgresql/*/bin or on PATH")
+        bin_dir = find_bin_dir()
+        if bin_dir is None:
+            raise ClusterUnavailable("no pg_ctl/initdb under /usr/lib/postgresql/*/bin or on PATH")
+    elif not ((bin_dir / "pg_ctl").exists() and (bin_dir / "initdb").exists()):
+        raise ClusterUnavailable(f"no pg_ctl and initdb in {bin_dir}")
     run_as, owner = _identity()
     directory = Path(tempfile.mkdtemp(prefix="uuidkit-pg-"))
     if owner is not None:
