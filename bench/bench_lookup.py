@@ -12,14 +12,21 @@ without it. On 3.12 and later the specialised instruction is printed from ``dis`
 Rounds alternate their order and count process CPU time, so other processes on a loaded
 machine slow both sides alike; the median and range of the per-round ratios are printed.
 
-Run: ``python3 bench/bench_lookup.py [--without-getattr]``
+``--startup N`` instead prices the alternative, loading the lazy parts at import: the CPU time
+of N fresh ``python -S`` processes per case, in turns, as a ratio to what ``import uuid``
+costs above a bare interpreter (medians).
+
+Run: ``python3 bench/bench_lookup.py [--without-getattr | --startup N]``
 """
 
 from __future__ import annotations
 
 import argparse
 import dis
+import os
+import resource
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -59,14 +66,49 @@ def attribute_instruction(function: Callable[[], None]) -> str:
     return next((n for n in names if n.startswith("LOAD_ATTR")), "?")
 
 
+#: What ``import uuidkit`` would cost if it loaded its lazy parts at import.
+STARTUP_CASES = {
+    "bare interpreter": "pass",
+    "import uuid": "import uuid",
+    "import uuidkit": "import uuidkit",
+    "+ uuid7 (generators)": "import uuidkit; uuidkit.uuid7",
+    "+ encodings, timeranges": "import uuidkit, uuidkit.encodings, uuidkit.timeranges",
+    "+ everything lazy": "import uuidkit, uuidkit.encodings, uuidkit.timeranges, "
+    "uuidkit.bulk, uuidkit.legacy; uuidkit.uuid7; uuidkit.uuid1",
+}
+
+
+def startup(runs: int) -> None:
+    """Median CPU ms of fresh ``python -S`` processes per case, taken in turns."""
+    source = os.path.join(os.path.dirname(os.path.abspath(uuidkit.__file__)), os.pardir)
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(source))
+    samples: dict[str, list[float]] = {label: [] for label in STARTUP_CASES}
+    for _ in range(runs):
+        for label, code in STARTUP_CASES.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run([sys.executable, "-S", "-c", code], env=env, check=True)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            used = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+            samples[label].append(used * 1000)
+    median = {label: statistics.median(values) for label, values in samples.items()}
+    bare, stdlib = median["bare interpreter"], median["import uuid"]
+    print(f"start-up, median CPU of {runs} fresh processes (python -S), in turns")
+    for label, ms in median.items():
+        print(f"{label:<26} {ms:6.1f} ms   above bare: {(ms - bare) / (stdlib - bare):.2f}x uuid's")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--without-getattr", action="store_true")
+    parser.add_argument("--startup", type=int, metavar="N", help="time start-up instead")
     args = parser.parse_args()
+    if args.startup:
+        startup(args.startup)
+        return
     for name in ("uuid1", "uuid6", "uuid7", "encode", "decode", "uuid7_range"):
         getattr(uuidkit, name)  # resolve the lazy names first, as a warm process has
     if args.without_getattr:
-        del uuidkit.__getattr__  # type: ignore[attr-defined]
+        del uuidkit.__getattr__
     version = ".".join(map(str, sys.version_info[:3]))
     state = "without" if args.without_getattr else "with"
     print(f"CPython {version}, module __getattr__: {state}; {ROUNDS} rounds x {LOOPS} calls")
