@@ -46,6 +46,7 @@ SOURCES = [
     "src/uuidkit/_speedups_datetime.c",
     "src/uuidkit/_speedups_gregorian.c",
     "src/uuidkit/_speedups_twin.c",
+    "src/uuidkit/_speedups_nodebound.c",
 ]
 
 

@@ -12,8 +12,11 @@ Run: ``python3 bench/bench_bridge.py [--socket PATH]``
 from __future__ import annotations
 
 import argparse
+import gc
+import statistics
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import uuidkit
@@ -44,6 +47,7 @@ def main() -> None:
     else:
         source = ManualNodeSource(NODE)
     per_call(source)
+    interleaved(source)
     if args.socket:
         print(f"\nclaims made through the daemon for all values above: {source.claims_made}")
         source.close()
@@ -70,6 +74,44 @@ def per_call(source: NodeSource) -> None:
     print(f"\nnode-bound v1 / uuidkit.uuid1: {results[node_v1] / results[plain_v1]:.2f}x")
     print(f"node-bound v7 / uuidkit.uuid7: {results[node_v7] / results[plain_v7]:.2f}x")
     print(f"v7-node leased / v7-node unleased: {results[leased_v7] / results[node_v7]:.2f}x")
+
+
+def interleaved(source: NodeSource, rounds: int = 21, number: int = 20_000) -> None:
+    """Each node-bound generator against its plain compiled twin, timed in alternating
+    rounds (the order flips every round) of process CPU time, so a loaded machine slows
+    both alike."""
+    # The generators of per_call() are bound to the same source (one per version); they are
+    # in reference cycles (a generator's clock wait holds its bound methods), so collect them.
+    gc.collect()
+    pairs: list[tuple[str, Callable[[], object], Callable[[], object]]] = [
+        ("v1-node / uuidkit.uuid1", NodeBoundV1Generator(source), uuidkit.uuid1),
+        ("v6-node / uuidkit.uuid6", NodeBoundV6Generator(source), uuidkit.uuid6),
+        ("v7-node / uuidkit.uuid7", NodeBoundV7Generator(source), uuidkit.uuid7),
+        (
+            "v7-node leased / uuidkit.uuid7",
+            NodeBoundV7Generator(_LeaseWithDeadline()),
+            uuidkit.uuid7,
+        ),
+        ("v8-node / uuidkit.uuid7", NodeBoundV8Generator(source), uuidkit.uuid7),
+    ]
+    print(f"\ninterleaved: {rounds} rounds of {number} calls each; ratio median [min, max]")
+    for label, bound, plain in pairs:
+        ratios = []
+        for index in range(rounds):
+            first, second = (bound, plain) if index % 2 else (plain, bound)
+            times = {id(f): _time(f, number) for f in (first, second)}
+            ratios.append(times[id(bound)] / times[id(plain)])
+        print(
+            f"{label:<34} {statistics.median(ratios):.2f}x  [{min(ratios):.2f}, {max(ratios):.2f}]"
+        )
+
+
+def _time(function: Callable[[], object], number: int) -> float:
+    # CPU time of this process: other processes on a loaded machine do not count.
+    start = time.process_time_ns()
+    for _ in range(number):
+        function()
+    return time.process_time_ns() - start
 
 
 class _LeaseWithDeadline(ManualNodeSource):

@@ -158,6 +158,9 @@ PyObject *uk_timestamp_datetime(PyObject *module, PyObject *u);
 /* Adds the V7Core type (uuidkit.generators.v7's compiled hot path) to the module. */
 int uk_v7_init(PyObject *module);
 
+/* Adds the NodeGate type (the node-bound generators' compiled base) (_speedups_nodebound.c). */
+int uk_nodebound_init(PyObject *module);
+
 /* Record classes of uuidkit.fields, bound by uk_bind_records. */
 PyObject *uk_bind_records(PyObject *module, PyObject *args);
 

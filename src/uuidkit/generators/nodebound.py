@@ -37,6 +37,8 @@ from uuid import UUID
 from uuidkit import _system
 from uuidkit._construct import from_int_unchecked
 from uuidkit.errors import GeneratorError, NodeUnavailableError
+from uuidkit.generators import _nodegate
+from uuidkit.generators._nodegate import MODE_DELEGATE, MODE_SLOW, GateBase
 from uuidkit.generators._policy import (
     Clock,
     ClockRegression,
@@ -103,10 +105,16 @@ def _past_deadline(lease: NodeLease) -> bool:
     return deadline is not None and _system.monotonic_ns() >= deadline
 
 
-class _NodeBound:
-    """Lease handling shared by the node-bound generators (one lock for both)."""
+class _NodeBound(GateBase):
+    """Lease handling shared by the node-bound generators (one lock for both).
+
+    Calling a generator is its gate's call (see :mod:`uuidkit.generators._nodegate`): with the
+    accelerator, the lease check and the simple values in C, everything else
+    :meth:`_gate_slow`; without it, always :meth:`_gate_slow`.
+    """
 
     _VERSION = 0
+    _gated = False
 
     def __init__(self, source: NodeSource, clock: Clock) -> None:
         self._source = source
@@ -144,9 +152,46 @@ class _NodeBound:
         # Any change -- a loss, a new node, a renewal -- drops the cached lease, so the next
         # value asks the source (one call per event, never per UUID). For a loss this is
         # UIAP §2.1.2: "Recovery after collision is the responsibility of the application":
-        # the node is out of use before the next value.
+        # the node is out of use before the next value (the gate is disarmed first).
         with self._lock:
+            self._hold_state()
             self._lease = None
+
+    def _gate_slow(self, reading: int | None) -> UUID:
+        """One value by the reference path, from ``reading`` (a clock reading the gate took
+        under the lock) or a fresh one; the gate is disarmed meanwhile and armed again when
+        the lease is held."""
+        with self._lock:
+            self._hold_state()
+            value = self._value(reading)
+            lease = self._lease
+            state = self._counting_state()
+            if self._gated and lease is not None and state is not None:
+                self._gate_arm(lease.expires_ns, lease.deadline_mono_ns, *state, lease.node)
+            return value
+
+    def _hold_state(self) -> None:
+        """Disarm the gate (lock held); the counting state it advanced is the generator's."""
+        state = self._gate_disarm()
+        if state is not None:
+            self._take_counting_state(*state)
+
+    def _configure_gate(self, mode: int, *layout: object) -> None:
+        """Give the gate its mode, layout, sources and this generator's lock."""
+        self._gated = mode != MODE_SLOW and _nodegate.gate_in_use()
+        if not self._gated:
+            mode = MODE_SLOW
+        self._gate_configure(mode, *layout, vars(_system), _system.MONOTONIC_NS)
+
+    def _value(self, reading: int | None) -> UUID:
+        raise NotImplementedError
+
+    def _counting_state(self) -> tuple[int, int] | None:
+        """(tick, counter) for the gate, or ``None`` while it may not make values."""
+        return (0, 0)
+
+    def _take_counting_state(self, tick: int, counter: int) -> None:
+        """The gate's (tick, counter), which it may have advanced since it was armed."""
 
     def _node_for(self, now_ns: int) -> int:
         """The node of the next value (lock held): the lease, renewed from the source."""
@@ -173,21 +218,33 @@ class _NodeBound:
 
         References: RFC 9562 §6.9.
         """
+        self._hold_state()
         self._lock = threading.RLock()
         self._lease = None
+        self._gate_forget_words()
+        self._setup_gate()
+
+    def _setup_gate(self) -> None:
+        raise NotImplementedError
 
 
 class _GregorianNodeBound(_NodeBound):
     _inner: V1Generator | V6Generator
 
-    def __call__(self) -> UUID:
-        """The next UUID, with the source's node.
+    def _setup_gate(self) -> None:
+        # The gate checks the lease before the inner generator's value, with the system
+        # clock only (an injected one is read twice per value: both readings in Python).
+        system = self._clock is _system.REALTIME_NS
+        mode = MODE_DELEGATE if system else MODE_SLOW
+        self._configure_gate(mode, 0, 1, 0, None, self._lock, None, self._inner.next)
+
+    def _value(self, reading: int | None) -> UUID:
+        """The next UUID, with the source's node (lock held).
 
         References: RFC 9562 §5.1, §5.6, §6.4.
         """
-        with self._lock:
-            self._node_for(self._clock())
-            return self._inner()
+        self._node_for(self._clock() if reading is None else reading)
+        return self._inner()
 
     def generate(self, count: int) -> list[UUID]:
         """``count`` consecutive UUIDs (the lease is checked for each).
@@ -233,6 +290,7 @@ class NodeBoundV1Generator(_GregorianNodeBound):
             config, node=0, clock=clock, random_bytes=random_bytes, sleep_ns=sleep_ns
         )
         super().__init__(source, clock)
+        self._setup_gate()
 
 
 #: v6-node defaults: the node is the claimed one, not random per UUID; values never go
@@ -270,6 +328,7 @@ class NodeBoundV6Generator(_GregorianNodeBound):
             config, node=0, clock=clock, random_bytes=random_bytes, sleep_ns=sleep_ns
         )
         super().__init__(source, clock)
+        self._setup_gate()
 
 
 class _CountingNodeBound(_NodeBound):
@@ -282,6 +341,8 @@ class _CountingNodeBound(_NodeBound):
 
     _COUNTER_BITS = 0
     _FRACTION_BITS = 0
+    #: Random bits of the counter's seed at a new tick (0: the counter starts at 0).
+    _SEED_BITS = 0
 
     def __init__(
         self,
@@ -320,23 +381,46 @@ class _CountingNodeBound(_NodeBound):
         self._words: Iterator[int] = iter(())
         self._counter = 0
         super().__init__(source, clock)
+        self._setup_gate()
 
-    def __call__(self) -> UUID:
-        """The next value: strictly above every earlier one of this generator.
+    def _setup_gate(self) -> None:
+        system = self._clock is _system.REALTIME_NS
+        self._configure_gate(
+            self._VERSION,
+            self._FRACTION_BITS,
+            self._COUNTER_BITS,
+            self._SEED_BITS,
+            None if system else self._clock,
+            self._lock,
+            None if self._random_bytes is _system.OS_RANDOM else self._random_bytes,
+            None,
+        )
+
+    def _value(self, reading: int | None) -> UUID:
+        """The next value: strictly above every earlier one of this generator (lock held).
 
         References: RFC 9562 §6.2 (Method 1, Counter Rollover Handling), §6.4.
         """
-        with self._lock:
+        now_ns = self._clock() if reading is None else reading
+        lease = self._lease
+        if lease is None or now_ns >= lease.expires_ns:
+            # Getting a node may block (a claim: 2.5 s with UIAP's timers), so the
+            # value's time is read again once the node is held: a reading from before
+            # would date the value before its node was ours (docs/distributed.md).
+            self._node_for(now_ns)
             now_ns = self._clock()
-            lease = self._lease
-            if lease is None or now_ns >= lease.expires_ns:
-                # Getting a node may block (a claim: 2.5 s with UIAP's timers), so the
-                # value's time is read again once the node is held: a reading from before
-                # would date the value before its node was ours (docs/distributed.md).
-                self._node_for(now_ns)
-                now_ns = self._clock()
-            node = self._node_for(now_ns)
-            return from_int_unchecked(self._pack(*self._advance(now_ns), node))
+        node = self._node_for(now_ns)
+        return from_int_unchecked(self._pack(*self._advance(now_ns), node))
+
+    def _counting_state(self) -> tuple[int, int] | None:
+        timeline = self._timeline
+        return (timeline.tick, self._counter) if timeline.has_tick else None
+
+    def _take_counting_state(self, tick: int, counter: int) -> None:
+        timeline = self._timeline
+        if tick != timeline.tick:
+            timeline.reading(tick)  # a later tick the gate moved to: NEW, as on this path
+        self._counter = counter
 
     def generate(self, count: int) -> list[UUID]:
         """``count`` consecutive values (the lease is checked for each).
@@ -370,6 +454,8 @@ class _CountingNodeBound(_NodeBound):
         return timeline.tick, self._counter
 
     def _next_word(self) -> int:
+        if self._gated:
+            return self._gate_draw()  # the gate's buffer: both paths take the same words
         word = next(self._words, None)
         if word is None:
             self._words = word_stream(self._random_bytes)
@@ -415,6 +501,7 @@ class NodeBoundV7Generator(_CountingNodeBound):
 
     _VERSION = 7
     _COUNTER_BITS = V7_NODE_COUNTER_BITS
+    _SEED_BITS = _V7_SEED_BITS
 
     def reserve_milliseconds(self, count: int) -> tuple[int, int]:
         """Hand out ``count`` whole milliseconds of this generator's node: ``(node, first_ms)``.
