@@ -108,3 +108,15 @@ def test_a_block_must_end_before_the_monotonic_deadline() -> None:
     with pytest.raises(NodeUnavailableError, match="outlast the lease"):
         generator.reserve_milliseconds(61_000)
     generator.reserve_milliseconds(1_000)
+
+
+def test_values_the_compiled_gate_made_before_a_block_stay_below_it_and_later_ones_above() -> None:
+    # The system clock, so that (when compiled) the gate makes every value but the first and
+    # has advanced the tick past what the Python side last saw: the block must still start
+    # after the gate's values and the gate's next values must start after the block.
+    generator = NodeBoundV7Generator(ManualNodeSource(NODE))
+    made = [v7_node(generator()).unix_ts_ms for _ in range(50)]
+    _, first = generator.reserve_milliseconds(1000)
+    after = [v7_node(generator()).unix_ts_ms for _ in range(50)]
+    assert max(made) < first
+    assert min(after) > first + 999

@@ -521,6 +521,10 @@ class NodeBoundV7Generator(_CountingNodeBound):
         """
         check_int("count", count, 1, 1 << 40)
         with self._lock:
+            # The compiled gate may have advanced the tick since it was armed: take its
+            # state back, so the block starts after it and the gate, armed again by the
+            # next value, starts after the block.
+            self._hold_state()
             now_ns = self._clock()
             if self._lease is None:
                 self._node_for(now_ns)  # may block: read the time again once the node is held
