@@ -10,7 +10,9 @@ on a free-threaded build), importing uuidkit from
 build_ext --inplace``). The table gives aggregate values per second, each thread count's
 ratio to one thread of the same interpreter, and each figure's ratio to the first
 interpreter's (the baseline, normally the default build). Threads start together on a
-barrier and run for a fixed time; the best of three rounds counts.
+barrier and run for a fixed time; the best of three rounds counts. The ``floor`` rows call a
+builtin that does no work (``sys.getrecursionlimit``) the same way: the interpreter's own cost
+of a call, below which no compiled function can go.
 
 References: PEP 703; RFC 9562 §5.4, §5.7.
 """
@@ -60,8 +62,10 @@ seconds = float(sys.argv[1])
 gil = getattr(sys, "_is_gil_enabled", lambda: True)()
 result = {"python": sys.version.split()[0] + ("t" if "t" in sys.abiflags else ""),
           "gil": gil, "accelerated": uuidkit.ACCELERATED, "rates": {}}
-for name in ("uuid4", "uuid7"):
-    function = getattr(uuidkit, name)
+# floor: a C function that does no work (it returns an int the interpreter keeps), called the
+# same way: what calling any builtin costs each interpreter, and how that alone scales.
+functions = {"floor": sys.getrecursionlimit, "uuid4": uuidkit.uuid4, "uuid7": uuidkit.uuid7}
+for name, function in functions.items():
     for threads in (1, 2, 4):
         best = max(rate(function, threads, seconds) for _ in range(3))
         result["rates"][f"{name}/{threads}"] = best

@@ -58,15 +58,20 @@ static PyObject *kwnames_int;      /* ("int",) */
  * goes through the public byte functions. The layout is CPython's (Include/cpython/
  * longintrepr.h): 3.11 keeps the digit count in ob_size; 3.12 on keep it in lv_tag above
  * two sign bits and one reserved bit. */
-/* Only on the versions the suite has run on (3.11 to 3.13, with a GIL): any other version,
-   a free-threaded build (whose objects carry more header) and a build with
-   UK_PUBLIC_API_ONLY (what setup.py makes of UUIDKIT_PUBLIC_API=1, to test the path an
-   unknown CPython takes) use the public functions. */
+/* Only on the versions the suite has run on (3.11 to 3.13, and 3.13's free-threaded build,
+   whose PyLongObject is the same struct after a larger object header): any other version
+   and a build with UK_PUBLIC_API_ONLY (what setup.py makes of UUIDKIT_PUBLIC_API=1, to test
+   the path an unknown CPython takes) use the public functions. The byte functions cost a
+   free-threaded build a sixth of a uuid4() call. Objects are allocated through the layout
+   only with a GIL (UK_OBJECT_LAYOUT): a free-threaded build keeps the class's tp_alloc. */
 #if PyLong_SHIFT == 30 && PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000 && \
-    !defined(Py_GIL_DISABLED) && !defined(UK_PUBLIC_API_ONLY)
+    !defined(UK_PUBLIC_API_ONLY)
 #define UK_WRITE_DIGITS 1
 #define UK_READ_DIGITS 1
 #define UK_INTERNALS 1
+#ifndef Py_GIL_DISABLED
+#define UK_OBJECT_LAYOUT 1
+#endif
 #endif
 
 #define UK_DIGIT_MASK ((uint64_t)0x3FFFFFFF)
@@ -414,7 +419,7 @@ static PyObject *speedups_bind(PyObject *module, PyObject *args)
        versions where this was checked) for a collected class of fixed size with no managed
        dict; any other class keeps its own tp_alloc. */
     gc_new_allocates = 0;
-#ifdef UK_INTERNALS
+#ifdef UK_OBJECT_LAYOUT
     gc_new_allocates = int_offset >= 0 && type->tp_alloc == PyType_GenericAlloc &&
                        PyType_IS_GC(type) && type->tp_itemsize == 0 &&
                        !PyType_HasFeature(type, Py_TPFLAGS_MANAGED_DICT) &&
@@ -808,8 +813,8 @@ static int speedups_exec(PyObject *module)
 #else
     int internals = 0;
 #endif
-    /* Whether ints and objects are made through CPython's internal layouts (checked versions
-       only) or only through public functions; the tests read it. */
+    /* Whether ints (and, with a GIL, objects) are made through CPython's internal layouts
+       (checked versions only) or only through public functions; the tests read it. */
     return PyModule_AddIntConstant(module, "USES_INTERNALS", internals);
 }
 

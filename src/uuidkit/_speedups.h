@@ -19,6 +19,26 @@
 #define Py_END_CRITICAL_SECTION() }
 #endif
 
+/* A ThreadSanitizer build (tools/tsan-check.sh) runs on an interpreter that is not
+   instrumented, so TSan cannot see the critical section's mutex being taken and would report
+   every access it guards. There, each critical section also tells TSan that it acquires the
+   mutex on entry and releases it on exit. Only the TSan build; the macros are otherwise
+   CPython's. */
+#if defined(__SANITIZE_THREAD__) && defined(Py_GIL_DISABLED)
+#include <sanitizer/tsan_interface.h>
+#undef Py_BEGIN_CRITICAL_SECTION
+#undef Py_END_CRITICAL_SECTION
+#define Py_BEGIN_CRITICAL_SECTION(op)                                                          \
+    {                                                                                          \
+        PyCriticalSection _py_cs;                                                              \
+        PyCriticalSection_Begin(&_py_cs, _PyObject_CAST(op));                                  \
+        __tsan_acquire(_py_cs._cs_mutex)
+#define Py_END_CRITICAL_SECTION()                                                              \
+    __tsan_release(_py_cs._cs_mutex);                                                          \
+    PyCriticalSection_End(&_py_cs);                                                            \
+    }
+#endif
+
 /* A 128-bit UUID value as two big-endian halves: hi holds bits 127..64. */
 typedef struct {
     uint64_t hi;
