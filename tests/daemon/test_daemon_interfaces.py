@@ -156,10 +156,16 @@ def test_a_merge_through_a_link_coming_up_leaves_exactly_one_holder(tmp_path: Pa
             await next_event(a_events, _named("unverified", mine.claim), "unverified")
             theirs = await b.claim(DOMAIN, X, 600)
             assert theirs.granted  # two holders now (UIAP §2.1.2)
+            b_events, b_service = await _watching(hosts["b"])
             site.nodes[0].link_up = True
             await next_event(a_events, _named("suspect", mine.claim), "a suspects")
             lost = await next_event(a_events, _named("collision", mine.claim), "a collision")
             assert lost.fields["how"] == "verify"
+            # Defending a's reclaim told b that another device claims its space: b suspects
+            # its own claim and re-verifies it; its verdict (kept) may come after a's.
+            if not b_service.claims[str(theirs.claim)].verified:
+                verdict = await next_event(b_events, _named("granted", theirs.claim), "b's verdict")
+                assert verdict.fields["how"] == "verify"
             assert await a.list_claims() == []
             assert [c["claim"] for c in await b.list_claims()] == [theirs.claim]
             # Both report the conflict: a lost (its re-verification was denied), b kept it
