@@ -136,7 +136,7 @@ class ClaimService(Verification):
         self._interfaces: tuple[str, ...] = ()
         self._poller: asyncio.TimerHandle | None = None
         self._stopping = False
-        self.writer = StateWriter(store, self._snapshot)
+        self.writer = StateWriter(store, self._snapshot, saved_claim=self._saved_claim)
         #: Device-ID conflicts suspected at run time (UIAP §9), counted and logged.
         self.device_id_conflicts = DeviceIDConflicts(self.node.device_id)
         self.authenticator = authenticator
@@ -293,7 +293,7 @@ class ClaimService(Verification):
         self._resolve_error(record, "the claim was released")
         self._forget(record)
         self._broadcast("released", {"claim": record.id, "by": by})
-        self._save(then)
+        self._save(record, then)
 
     def session_closed(self, session: object) -> None:
         """A client disconnected: end its ``release_on_disconnect`` claims (nobody waits
@@ -330,7 +330,7 @@ class ClaimService(Verification):
             else:
                 self._forget(record)
                 self._broadcast("expired", {"claim": record.id})
-                self._save()
+                self._save(record)
         elif isinstance(event, ClaimDefended):
             # Another device reclaimed a space held here: it held it too (after a merge:
             # its holder's renewal). The deny makes its reclaim fail (§4.2.2.2); ours is
@@ -388,7 +388,7 @@ class ClaimService(Verification):
             if not recheck:
                 self._broadcast("granted", fields)
 
-        self._save(then=durable)
+        self._save(record, then=durable)
         self._plan_renewal(record, event.expires)
         if recheck:
             self._reverify(record)
@@ -428,7 +428,7 @@ class ClaimService(Verification):
             self.restored[record.id] = {**fields, "result": "collision"}
         _log.warning("collision on %s of claim %s: %s", how, record.id, event.reason.value)
         self._broadcast("collision", fields | {"how": how})
-        self._save()
+        self._save(record)
 
     def _lost(self, record: ClaimRecord, event: ClaimLost) -> None:
         """A held claim ended without a reclaim of ours running: its proxy-defense
@@ -438,7 +438,7 @@ class ClaimService(Verification):
         fields = self._fields(record) | {"reason": event.reason.value, "how": "announcement"}
         _log.warning("collision on claim %s: %s", record.id, event.reason.value)
         self._broadcast("collision", fields)
-        self._save()
+        self._save(record)
 
     def _fields(self, record: ClaimRecord) -> dict[str, Any]:
         return {
@@ -495,8 +495,9 @@ class ClaimService(Verification):
         for callback in list(self._subscribers):
             callback(name, fields)
 
-    def _save(self, then: AfterWrite | None = None) -> None:
-        self.writer.save(then)
+    def _save(self, record: ClaimRecord, then: AfterWrite | None = None) -> None:
+        """Write ``record``'s change (one journal record, whatever the claims held)."""
+        self.writer.save(then, claim=record.id)
 
     @property
     def node_interfaces(self) -> tuple[str, ...]:
@@ -527,6 +528,11 @@ class ClaimService(Verification):
             auth=auth,
             device_id_conflicts=self.device_id_conflicts.summary(),
         )
+
+    def _saved_claim(self, claim_id: str) -> dict[str, Any] | None:
+        """What the state directory keeps of a claim: its saved form, None once gone."""
+        record = self.claims.get(claim_id)
+        return record.saved_form() if record is not None and record.persistent else None
 
     def _snapshot(self) -> dict[str, Any]:
         claims = [record.saved_form() for record in self.claims.values() if record.persistent]
