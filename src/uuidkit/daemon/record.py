@@ -1,7 +1,9 @@
 """One claim the daemon makes or holds for an application, and its JSON forms.
 
 ``describe()`` is what ``list`` shows (docs/uiap-api.md); ``saved_form()`` is what the state
-directory keeps (uuidkit.daemon.state).
+directory keeps (uuidkit.daemon.state). A :class:`ClaimTable` holds the records by ID and
+keeps their counts by state as they change, so ``status`` costs the same whatever the
+number of claims.
 
 References: UIAP §4.4 (reclaim), §4.5.2 (lifetime).
 """
@@ -9,12 +11,16 @@ References: UIAP §4.4 (reclaim), §4.5.2 (lifetime).
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from uuidkit.uiapd.api import ClaimParams, finite_or_none, space_to_json
 
-__all__ = ["ClaimRecord"]
+__all__ = ["ClaimRecord", "ClaimTable"]
+
+#: The attributes a record's counts depend on (:meth:`ClaimTable.counts`).
+_COUNTED: Final = frozenset({"state", "verified"})
 
 
 @dataclass(eq=False)
@@ -47,6 +53,23 @@ class ClaimRecord:
     #: The reclaim running now began before an interface came up: its success proves
     #: nothing about the new link, so another re-verification follows it.
     recheck: bool = False
+
+    #: The table counting this record (set while it is in one).
+    _table: ClaimTable | None = field(default=None, repr=False)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        table = self._table
+        if table is None or name not in _COUNTED:
+            object.__setattr__(self, name, value)
+            return
+        table._count(self, -1)
+        object.__setattr__(self, name, value)
+        table._count(self, 1)
+
+    @property
+    def unverified(self) -> bool:
+        """Held, but not verified now (an interface went down, a conflict suspected)."""
+        return self.public_state == "held" and not self.verified
 
     @property
     def persistent(self) -> bool:
@@ -96,3 +119,54 @@ class ClaimRecord:
             "created": self.created,
             "expires": self.expires,
         }
+
+
+class ClaimTable(dict[str, ClaimRecord]):
+    """The claims by ID, with their counts by public state kept as they change.
+
+    A record in the table reports its own changes of ``state`` and ``verified``; a record
+    enters the table with ``table[id] = record`` and leaves it with ``pop`` or ``del`` (the
+    only ways the service changes it).
+
+    References: UIAP §4.4 (claims held and being reclaimed).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._by_state: Counter[str] = Counter()
+        self._unverified = 0
+
+    def __setitem__(self, claim_id: str, record: ClaimRecord) -> None:
+        old = self.get(claim_id)
+        if old is record:
+            return
+        if old is not None:
+            self._leave(old)
+        super().__setitem__(claim_id, record)
+        object.__setattr__(record, "_table", self)
+        self._count(record, 1)
+
+    def __delitem__(self, claim_id: str) -> None:
+        self._leave(self[claim_id])
+        super().__delitem__(claim_id)
+
+    def pop(self, claim_id: str, *default: Any) -> Any:
+        record = self.get(claim_id)
+        if record is not None:
+            self._leave(record)
+        return super().pop(claim_id, *default)
+
+    def _leave(self, record: ClaimRecord) -> None:
+        self._count(record, -1)
+        object.__setattr__(record, "_table", None)
+
+    def _count(self, record: ClaimRecord, sign: int) -> None:
+        self._by_state[record.public_state] += sign
+        if record.unverified:
+            self._unverified += sign
+
+    def counts(self) -> dict[str, int]:
+        """Claims by public state, and ``unverified``: those held but not verified now."""
+        counts = {state: count for state, count in self._by_state.items() if count}
+        counts["unverified"] = self._unverified
+        return counts

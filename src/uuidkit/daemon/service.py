@@ -25,7 +25,7 @@ import math
 import secrets
 import time
 from collections import Counter
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from uuidkit.daemon.admission import (
@@ -35,7 +35,7 @@ from uuidkit.daemon.admission import (
     refuse_joining_another_users_claim,
 )
 from uuidkit.daemon.config import MAX_CLAIMS_CEILING
-from uuidkit.daemon.record import ClaimRecord
+from uuidkit.daemon.record import ClaimRecord, ClaimTable
 from uuidkit.daemon.state import AfterWrite, StateStore, StateWriter
 from uuidkit.daemon.status import DeviceIDConflicts, ServiceStatus, auth_status, node_drops
 from uuidkit.daemon.verification import Verification
@@ -127,7 +127,7 @@ class ClaimService(Verification):
         #: changes them, claims already held above a lowered cap are kept.
         self.max_claims = max_claims
         self.max_claims_per_uid = max_claims_per_uid
-        self.claims: dict[str, ClaimRecord] = {}
+        self.claims = ClaimTable()
         self._by_handle: dict[int, ClaimRecord] = {}
         self._subscribers: set[Callable[[str, dict[str, Any]], None]] = set()
         #: Claim ID -> outcome of its reclaim after the last start ("pending" until known).
@@ -517,7 +517,7 @@ class ClaimService(Verification):
         return ServiceStatus(
             device_id=self.node.device_id,
             interfaces=node_status.get("interfaces", []),
-            claims=_claim_counts(self.claims.values()),
+            claims=self.claims.counts(),
             counters=node_status,
             drops=node_drops(node_status) | auth.get("dropped", {}),
             events=dict(self.events_sent),
@@ -537,12 +537,3 @@ class ClaimService(Verification):
     def _snapshot(self) -> dict[str, Any]:
         claims = [record.saved_form() for record in self.claims.values() if record.persistent]
         return {"device_id": f"{self.node.device_id:016x}", "claims": claims}
-
-
-def _claim_counts(records: Collection[ClaimRecord]) -> dict[str, int]:
-    """Claims by public state, and ``unverified``: those held but not verified now."""
-    counts = Counter(record.public_state for record in records)
-    counts["unverified"] = sum(
-        1 for record in records if record.public_state == "held" and not record.verified
-    )
-    return dict(counts)

@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from uuidkit.daemon.record import ClaimRecord
+from uuidkit.daemon.record import ClaimRecord, ClaimTable
 
 __all__ = ["Verification"]
 
@@ -31,7 +31,7 @@ class Verification:
     References: UIAP §2.1.2, §4.4.
     """
 
-    claims: dict[str, ClaimRecord]
+    claims: ClaimTable
     wall_clock: Callable[[], float]
     _interfaces: tuple[str, ...]
     _stopping: bool
