@@ -312,12 +312,16 @@ class StateStore:
                 f"{path} has no whole journal header (not written by this daemon?): remove it "
                 f"to start from {self.path} alone; the claim changes it holds are lost"
             )
-        if not state or contents.generation > generation:
-            found = f"generation {generation}" if state else "none"
+        if not state:
+            raise StateError(
+                f"{path} extends a snapshot, but there is no {self.path}: restore it, or "
+                f"remove {JOURNAL_FILE} too to start afresh (with a new device ID)"
+            )
+        if contents.generation > generation:
             raise StateError(
                 f"{path} extends the snapshot of generation {contents.generation}, but "
-                f"{self.path} is {found} (an older copy restored?): restore the matching "
-                f"{STATE_FILE}, or remove {JOURNAL_FILE} and lose the changes it holds"
+                f"{self.path} is generation {generation} (an older copy restored?): restore "
+                f"the matching {STATE_FILE}, or remove {JOURNAL_FILE} and lose its changes"
             )
         if contents.generation < generation:
             _log.info("%s is older than %s: its changes are in the snapshot", path, self.path)
@@ -362,8 +366,11 @@ class StateStore:
         A drop of a claim the state does not hold writes nothing. Raises ``OSError`` as the
         class says (the journal is then never appended to again: the next write compacts).
         """
-        wanted = [(c, saved) for c, saved in changes if saved is not None or c in self._claims]
-        self._apply(wanted)
+        wanted = []
+        for claim_id, saved in changes:
+            if saved is not None or claim_id in self._claims:
+                wanted.append((claim_id, saved))
+                self._apply([(claim_id, saved)])
         if self._compaction_due():
             self._compact()
             return
