@@ -13,7 +13,11 @@ from hypothesis import strategies as st
 from uuidkit.daemon.record import ClaimRecord, ClaimTable
 from uuidkit.uiapd.api import parse_claim_params
 
-PARAMS = parse_claim_params({"domain": "0fff:0000:00b0:0000", "uid": "2a", "lifetime": 60})
+SPACES = [
+    parse_claim_params({"domain": "0fff:0000:00b0:0000", "uid": uid, "lifetime": 60})
+    for uid in ("2a", "2b")
+]
+OWNERS = (0, 1000, 1001)
 STATES = ("claiming", "held", "renewing", "reclaiming")
 
 
@@ -39,10 +43,11 @@ operations = st.lists(
 @given(operations)
 def test_the_counts_follow_every_change(steps: list[tuple[str, int, str, bool]]) -> None:
     """Claims added, changed (state, verified), removed and added again, in any order;
-    changes to a record no longer in the table count for nothing. Removing
-    ClaimRecord.__setattr__'s report to its table makes this test fail."""
+    changes to a record no longer in the table count for nothing; the indexes by space and
+    by owner match a search. Removing ClaimRecord.__setattr__'s report to its table makes
+    this test fail."""
     table = ClaimTable()
-    records = [ClaimRecord(f"c{n}", PARAMS, 1000, 0.0) for n in range(6)]
+    records = [ClaimRecord(f"c{n}", SPACES[n % 2], OWNERS[n % 3], 0.0) for n in range(6)]
     for operation, index, state, verified in steps:
         record = records[index]
         if operation in ("add", "readd"):
@@ -56,3 +61,8 @@ def test_the_counts_follow_every_change(steps: list[tuple[str, int, str, bool]])
         elif record.id in table:
             del table[record.id]
         assert table.counts() == recounted(table)
+        for params in SPACES:
+            found = [r for r in table.values() if r.params.space == params.space]
+            assert sorted(r.id for r in table.holding(params)) == sorted(r.id for r in found)
+        for owner in OWNERS:
+            assert table.owned_by(owner) == sum(r.owner_uid == owner for r in table.values())

@@ -2,8 +2,8 @@
 
 ``describe()`` is what ``list`` shows (docs/uiap-api.md); ``saved_form()`` is what the state
 directory keeps (uuidkit.daemon.state). A :class:`ClaimTable` holds the records by ID and
-keeps their counts by state as they change, so ``status`` costs the same whatever the
-number of claims.
+keeps their counts by state as they change, and indexes them by space and by owner, so
+``status`` and a claim's admission cost the same whatever the number of claims.
 
 References: UIAP §4.4 (reclaim), §4.5.2 (lifetime).
 """
@@ -122,7 +122,8 @@ class ClaimRecord:
 
 
 class ClaimTable(dict[str, ClaimRecord]):
-    """The claims by ID, with their counts by public state kept as they change.
+    """The claims by ID, with their counts by public state kept as they change, and
+    indexed by the space they claim and by owner (neither changes in a record's life).
 
     A record in the table reports its own changes of ``state`` and ``verified``; a record
     enters the table with ``table[id] = record`` and leaves it with ``pop`` or ``del`` (the
@@ -135,6 +136,8 @@ class ClaimTable(dict[str, ClaimRecord]):
         super().__init__()
         self._by_state: Counter[str] = Counter()
         self._unverified = 0
+        self._by_owner: Counter[int] = Counter()
+        self._by_space: dict[tuple[object, object], list[ClaimRecord]] = {}
 
     def __setitem__(self, claim_id: str, record: ClaimRecord) -> None:
         old = self.get(claim_id)
@@ -145,6 +148,8 @@ class ClaimTable(dict[str, ClaimRecord]):
         super().__setitem__(claim_id, record)
         object.__setattr__(record, "_table", self)
         self._count(record, 1)
+        self._by_owner[record.owner_uid] += 1
+        self._by_space.setdefault(_space_key(record.params), []).append(record)
 
     def __delitem__(self, claim_id: str) -> None:
         self._leave(self[claim_id])
@@ -159,6 +164,21 @@ class ClaimTable(dict[str, ClaimRecord]):
     def _leave(self, record: ClaimRecord) -> None:
         self._count(record, -1)
         object.__setattr__(record, "_table", None)
+        self._by_owner[record.owner_uid] -= 1
+        key = _space_key(record.params)
+        same = [other for other in self._by_space[key] if other is not record]
+        if same:
+            self._by_space[key] = same
+        else:
+            del self._by_space[key]
+
+    def holding(self, params: ClaimParams) -> list[ClaimRecord]:
+        """The claims in the table on the space ``params`` names (its domain and space)."""
+        return list(self._by_space.get(_space_key(params), ()))
+
+    def owned_by(self, uid: int) -> int:
+        """How many claims in the table ``uid`` owns."""
+        return self._by_owner[uid]
 
     def _count(self, record: ClaimRecord, sign: int) -> None:
         self._by_state[record.public_state] += sign
@@ -170,3 +190,7 @@ class ClaimTable(dict[str, ClaimRecord]):
         counts = {state: count for state, count in self._by_state.items() if count}
         counts["unverified"] = self._unverified
         return counts
+
+
+def _space_key(params: ClaimParams) -> tuple[object, object]:
+    return params.domain, params.space

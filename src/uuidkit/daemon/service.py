@@ -207,7 +207,7 @@ class ClaimService(Verification):
         if self._stopping:
             raise APIError(ErrorCode.STOPPING, "the daemon is stopping")
         check_renewable(params, self.engine_config)
-        held = self.claims.values()
+        held = self.claims
         refuse_joining_another_users_claim(held, params, owner_uid)
         check_caps(held, params, owner_uid, self.max_claims, self.max_claims_per_uid)
         loop = asyncio.get_running_loop()
