@@ -155,29 +155,46 @@ class ClaimService(Verification):
             raise
         self._poll_interfaces()
         now = self.wall_clock()
+        restored = []
         for entry in saved.get("claims", []):
             try:
-                self._restore(entry, now)
+                record = self._restore(entry, now)
             except (KeyError, TypeError, ValueError) as error:
                 _log.error("state: skipping an unreadable claim %r: %s", entry, error)
+            else:
+                if record is not None:
+                    restored.append(record)
+        # Written before the reclaims start: this write blocks the loop, and a reclaim
+        # running meanwhile could time out before the deny that would fail it (UIAP §4.4)
+        # is read.
         self.writer.save_now()
+        now = self.wall_clock()
+        for record in restored:
+            try:
+                self._reclaim(record, now)
+            except ValueError as error:  # the engine refused it (APIError)
+                _log.error("state: cannot reclaim claim %s: %s", record.id, error)
 
-    def _restore(self, entry: dict[str, Any], now: float) -> None:
+    def _restore(self, entry: dict[str, Any], now: float) -> ClaimRecord | None:
+        """The saved claim ``entry`` as a record to reclaim; None if its lifetime ended."""
         params = parse_claim_params(entry["params"])
         expires = entry.get("expires")
         if expires is not None and float(expires) - now < 1:
             self.restored[entry["id"]] = {"claim": entry["id"], "result": "expired"}
-            return
-        if params.renew or expires is None:
-            lifetime = params.lifetime
-        else:
-            # UIAP §4.5.2: the lifetime sent MUST NOT be longer than we will defend it.
-            lifetime = math.floor(float(expires) - now)
+            return None
         record = ClaimRecord(entry["id"], params, int(entry["owner_uid"]), float(entry["created"]))
-        record.state, record.expires = "reclaiming", expires
+        record.state, record.expires = "reclaiming", None if expires is None else float(expires)
         self.restored[record.id] = {"claim": record.id, "result": "pending"}
         self.claims[record.id] = record
-        self._run(record, lifetime, reclaim=True)
+        return record
+
+    def _reclaim(self, record: ClaimRecord, now: float) -> None:
+        if record.params.renew or record.expires is None:
+            lifetime = record.params.lifetime
+        else:
+            # UIAP §4.5.2: the lifetime sent MUST NOT be longer than we will defend it.
+            lifetime = math.floor(record.expires - now)
+        self._run(record, max(lifetime, 1), reclaim=True)
 
     async def stop(self) -> None:
         """Abandon claims in progress (their requests fail with ``stopping``), keep the held
