@@ -18,6 +18,7 @@ SPACES = [
     for uid in ("2a", "2b")
 ]
 OWNERS = (0, 1000, 1001)
+SESSIONS = (object(), object())
 STATES = ("claiming", "held", "renewing", "reclaiming")
 
 
@@ -30,7 +31,7 @@ def recounted(table: ClaimTable) -> dict[str, int]:
 
 operations = st.lists(
     st.tuples(
-        st.sampled_from(["add", "state", "verified", "pop", "del", "readd"]),
+        st.sampled_from(["add", "state", "verified", "session", "pop", "del", "readd"]),
         st.integers(0, 5),
         st.sampled_from(STATES),
         st.booleans(),
@@ -43,9 +44,9 @@ operations = st.lists(
 @given(operations)
 def test_the_counts_follow_every_change(steps: list[tuple[str, int, str, bool]]) -> None:
     """Claims added, changed (state, verified), removed and added again, in any order;
-    changes to a record no longer in the table count for nothing; the indexes by space and
-    by owner match a search. Removing ClaimRecord.__setattr__'s report to its table makes
-    this test fail."""
+    changes to a record no longer in the table count for nothing; the indexes by space, by
+    owner and by session match a search. Removing ClaimRecord.__setattr__'s report to its
+    table makes this test fail."""
     table = ClaimTable()
     records = [ClaimRecord(f"c{n}", SPACES[n % 2], OWNERS[n % 3], 0.0) for n in range(6)]
     for operation, index, state, verified in steps:
@@ -56,6 +57,8 @@ def test_the_counts_follow_every_change(steps: list[tuple[str, int, str, bool]])
             record.state = state
         elif operation == "verified":
             record.verified = verified
+        elif operation == "session":
+            record.session = SESSIONS[index % 2] if verified else None
         elif operation == "pop":
             table.pop(record.id, None)
         elif record.id in table:
@@ -64,5 +67,8 @@ def test_the_counts_follow_every_change(steps: list[tuple[str, int, str, bool]])
         for params in SPACES:
             found = [r for r in table.values() if r.params.space == params.space]
             assert sorted(r.id for r in table.holding(params)) == sorted(r.id for r in found)
+        for session in SESSIONS:
+            found = [r for r in table.values() if r.session is session]
+            assert sorted(r.id for r in table.of_session(session)) == sorted(r.id for r in found)
         for owner in OWNERS:
             assert table.owned_by(owner) == sum(r.owner_uid == owner for r in table.values())

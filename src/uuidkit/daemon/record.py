@@ -19,8 +19,8 @@ from uuidkit.uiapd.api import ClaimParams, finite_or_none, space_to_json
 
 __all__ = ["ClaimRecord", "ClaimTable"]
 
-#: The attributes a record's counts depend on (:meth:`ClaimTable.counts`).
-_COUNTED: Final = frozenset({"state", "verified"})
+#: The attributes a record's counts and indexes depend on (:class:`ClaimTable`).
+_COUNTED: Final = frozenset({"state", "verified", "session"})
 
 
 @dataclass(eq=False)
@@ -123,10 +123,11 @@ class ClaimRecord:
 
 class ClaimTable(dict[str, ClaimRecord]):
     """The claims by ID, with their counts by public state kept as they change, and
-    indexed by the space they claim and by owner (neither changes in a record's life).
+    indexed by the space they claim and by owner (neither changes in a record's life) and
+    by the connection they end with (``release_on_disconnect``).
 
-    A record in the table reports its own changes of ``state`` and ``verified``; a record
-    enters the table with ``table[id] = record`` and leaves it with ``pop`` or ``del`` (the
+    A record in the table reports its own changes of ``state``, ``verified`` and ``session``; a
+    record enters the table with ``table[id] = record`` and leaves it with ``pop`` or ``del`` (the
     only ways the service changes it).
 
     References: UIAP §4.4 (claims held and being reclaimed).
@@ -137,6 +138,8 @@ class ClaimTable(dict[str, ClaimRecord]):
         self._by_state: Counter[str] = Counter()
         self._unverified = 0
         self._by_owner: Counter[int] = Counter()
+        #: Claims that end with a client's connection, by ``id()`` of that connection.
+        self._by_session: dict[int, list[ClaimRecord]] = {}
         self._by_space: dict[tuple[object, object], list[ClaimRecord]] = {}
 
     def __setitem__(self, claim_id: str, record: ClaimRecord) -> None:
@@ -184,6 +187,19 @@ class ClaimTable(dict[str, ClaimRecord]):
         self._by_state[record.public_state] += sign
         if record.unverified:
             self._unverified += sign
+        if record.session is not None:
+            key = id(record.session)
+            others = [other for other in self._by_session.get(key, ()) if other is not record]
+            if sign > 0:
+                others.append(record)
+            if others:
+                self._by_session[key] = others
+            else:
+                self._by_session.pop(key, None)
+
+    def of_session(self, session: object) -> list[ClaimRecord]:
+        """The claims in the table that end with ``session`` (a client's connection)."""
+        return list(self._by_session.get(id(session), ()))
 
     def counts(self) -> dict[str, int]:
         """Claims by public state, and ``unverified``: those held but not verified now."""

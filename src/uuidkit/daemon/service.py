@@ -315,12 +315,12 @@ class ClaimService(Verification):
     def session_closed(self, session: object) -> None:
         """A client disconnected: end its ``release_on_disconnect`` claims (nobody waits
         for their state write)."""
-        for record in [r for r in self.claims.values() if r.session is session]:
+        for record in self.claims.of_session(session):
             self._release(record, "disconnect")
 
     def holds_session_claims(self, session: object) -> bool:
         """Whether ``session`` (a client connection) holds claims that end with it."""
-        return any(record.session is session for record in self.claims.values())
+        return bool(self.claims.of_session(session))
 
     def list_claims(self) -> list[dict[str, Any]]:
         return [record.describe() for record in self.claims.values()]
