@@ -14,6 +14,9 @@ Run: ``python3 bench/bench_daemon.py`` (``--quick`` for a smoke run).
    engine's own ``receive_datagram`` of the same datagram and against a bare
    ``hmac.digest`` (the standard library's HMAC-SHA256).
 
+How these costs grow with the claims a daemon holds (100, 1,000, 10,000), against another
+version of the code in the same run: ``bench/bench_daemon_scaling.py``.
+
 References: UIAP §2.4.1, §7, §10; RFC 8967 §4.
 """
 

@@ -45,7 +45,10 @@ The UIAP daemon's default API socket.
 The daemon's configuration file, as the systemd unit passes it with \fB\-\-config\fR.
 .TP
 .I /var/lib/uuidkit\-uiapd/state.json
-Held claims and the device ID, kept across restarts.
+Held claims and the device ID, kept across restarts (the snapshot).
+.TP
+.I /var/lib/uuidkit\-uiapd/state.journal
+The claim changes since that snapshot, appended one record each; see docs/uiap-daemon.md.
 .SH EXIT STATUS
 0 on success; for \fBuiap claim\fR, 1 when the claim is denied; 2 for bad input, a bad
 setting, or a daemon that cannot be reached.

@@ -61,6 +61,7 @@ __all__ = [
     "check_file",
     "file_type",
     "make_private_directory",
+    "write_all",
 ]
 
 #: Larger files are refused by :meth:`SafeFile.read` unless a caller allows more.
@@ -225,6 +226,22 @@ def check_file(
         raise _refuse(path, f"unsafe: mode {mode:04o} is open to other users (chmod 600)")
     if writing and not mode & stat.S_IWUSR:
         raise _refuse(path, f"read-only (mode {mode:04o}): it is not replaced")
+
+
+def write_all(fs: FileSystem, descriptor: int, data: bytes, path: str) -> None:
+    """Write all of ``data`` to ``descriptor``, or raise ``OSError`` naming ``path``.
+
+    ``os.write`` may write less than asked (a full disk): a short write left unchecked would
+    leave a torn file (renamed over the target, or a torn record appended to a journal).
+
+    References: RFC 9562 §6.3.
+    """
+    view = memoryview(data)
+    while view:
+        written = fs.write(descriptor, view)
+        if written <= 0:
+            raise OSError(errno.EIO, "write made no progress", path)
+        view = view[written:]
 
 
 def make_private_directory(directory: str, fs: FileSystem | None = None) -> None:
@@ -445,14 +462,7 @@ class SafeFile:
         raise OSError(errno.EAGAIN, "temporary files kept being removed", self.path)
 
     def _write_all(self, descriptor: int, data: bytes) -> None:
-        # os.write may write less than asked (a full disk): a short write left unchecked would
-        # be renamed over the file as a torn one.
-        view = memoryview(data)
-        while view:
-            written = self.fs.write(descriptor, view)
-            if written <= 0:
-                raise OSError(errno.EIO, "write made no progress", self.path)
-            view = view[written:]
+        write_all(self.fs, descriptor, data, self.path)
 
     def _discard(self, temporary: str) -> None:
         with contextlib.suppress(OSError):

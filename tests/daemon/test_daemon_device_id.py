@@ -7,7 +7,6 @@ References: UIAP §4.1, §9; RFC 4291 Appendix A.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from daemon_site import running
 
 from uuidkit.daemon.config import ConfigError, DaemonConfig, load_config
 from uuidkit.daemon.main import new_device_id
+from uuidkit.daemon.state import read_state
 from uuidkit.net import InterfaceInfo
 from uuidkit.net import device_id as device_id_module
 
@@ -33,7 +33,7 @@ def _fake_interfaces() -> dict[str, InterfaceInfo]:
 
 
 def _stored_id(host_directory: Path) -> int:
-    state = json.loads((host_directory / "state" / "state.json").read_text())
+    state = read_state(str(host_directory / "state"))
     return int(state["device_id"], 16)
 
 

@@ -20,6 +20,7 @@ import pytest
 from daemon_site import DOMAIN, WAIT_S, running
 
 from uuidkit._safefile import FileSystem
+from uuidkit.daemon.state import read_state
 from uuidkit.uiap.space import UIDSpace
 from uuidkit.uiapd.api import APIError
 
@@ -81,7 +82,7 @@ def test_a_grant_that_cannot_be_written_is_an_error_and_released(tmp_path: Path)
             store.fs = FileSystem()
             result = await client.claim(DOMAIN, X, 60)
             assert result.granted
-            saved = json.loads((hosts["a"].directory / "state" / "state.json").read_text())
+            saved = read_state(str(hosts["a"].directory / "state"))
             assert [claim["id"] for claim in saved["claims"]] == [result.claim]
             await client.close()
             writer.close()
@@ -163,7 +164,7 @@ def test_a_release_that_cannot_be_written_says_so(tmp_path: Path) -> None:
         async with running(tmp_path, ["a"]) as (_, hosts):
             daemon = hosts["a"].daemon
             assert daemon is not None and daemon.service is not None
-            state = hosts["a"].directory / "state" / "state.json"
+            state = str(hosts["a"].directory / "state")
             async with hosts["a"].client() as client:
                 held = await client.claim(DOMAIN, X, 60)
                 daemon.service.store.fs = FullDisk()
@@ -172,10 +173,10 @@ def test_a_release_that_cannot_be_written_says_so(tmp_path: Path) -> None:
                 assert caught.value.code.value == "state-write-failed"
                 assert "released" in str(caught.value)
                 assert await client.list_claims() == []
-                assert [c["id"] for c in json.loads(state.read_text())["claims"]] == [held.claim]
+                assert [c["id"] for c in read_state(state)["claims"]] == [held.claim]
                 daemon.service.store.fs = FileSystem()
                 other = await client.claim(DOMAIN, UIDSpace.unique(b"\x3d"), 60)
-                saved = [c["id"] for c in json.loads(state.read_text())["claims"]]
+                saved = [c["id"] for c in read_state(state)["claims"]]
                 assert saved == [other.claim]
 
     asyncio.run(main())

@@ -18,7 +18,7 @@ from uuidkit.daemon.localsite import LocalSite
 from uuidkit.daemon.main import Daemon
 from uuidkit.daemon.server import APIServer
 from uuidkit.daemon.service import ClaimService
-from uuidkit.daemon.state import StateStore
+from uuidkit.daemon.state import StateStore, read_state
 from uuidkit.daemon.status import ServiceStatus
 from uuidkit.errors import TransportError
 from uuidkit.uiap.domain import DomainID
@@ -126,6 +126,11 @@ class _FailingStore(StateStore):
             raise OSError(errno.ENOSPC, "No space left on device")
         super().save(state)
 
+    def append(self, changes: Any) -> None:
+        if self.failing:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        super().append(changes)
+
 
 def _service(tmp_path: Path, store: StateStore) -> ClaimService:
     site = LocalSite()
@@ -142,7 +147,7 @@ def test_the_service_answers_a_release_once_it_is_written_or_says_it_was_not(
         params = parse_claim_params({"domain": DOMAIN, "uid": "2a", "lifetime": 60})
         first = await service.claim(params, 1000, object())
         assert (await service.release(first["claim"], 1000)) == {"released": first["claim"]}
-        assert store.load()["claims"] == []  # on disk before the answer
+        assert read_state(store.directory)["claims"] == []  # on disk before the answer
         second = await service.claim(params, 1000, object())
         store.failing = True
         with pytest.raises(APIError) as caught:

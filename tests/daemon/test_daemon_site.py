@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from daemon_site import DOMAIN, WAIT_S, next_event, running, until
 
+from uuidkit.daemon.state import read_state
 from uuidkit.uiap.events import ClaimLost, LossReason
 from uuidkit.uiap.space import UIDSpace
 from uuidkit.uiapd.api import APIError, ErrorCode
@@ -185,7 +186,7 @@ def test_release_on_disconnect(tmp_path: Path) -> None:
             session, observer = hosts["a"].client(), hosts["a"].client()
             assert (await session.claim(DOMAIN, X, 60, release_on_disconnect=True)).granted
             assert len(await observer.list_claims()) == 1
-            state = json.loads((hosts["a"].directory / "state" / "state.json").read_text())
+            state = read_state(str(hosts["a"].directory / "state"))
             assert state["claims"] == []  # a session's claim is not kept across restarts
             await session.close()
             for _ in range(int(WAIT_S / 0.01)):
@@ -222,7 +223,7 @@ def test_a_reply_means_the_state_is_on_disk(tmp_path: Path) -> None:
 
     async def main() -> None:
         async with running(tmp_path, ["a"]) as (_, hosts):
-            state = hosts["a"].directory / "state" / "state.json"
+            state = str(hosts["a"].directory / "state")
             a = hosts["a"].client()
             results = await asyncio.gather(
                 *(a.claim(DOMAIN, UIDSpace.unique(bytes([n])), 60) for n in range(1))
@@ -234,10 +235,10 @@ def test_a_reply_means_the_state_is_on_disk(tmp_path: Path) -> None:
                     for n, c in enumerate(clients)
                 )
             )
-            saved = {claim["id"] for claim in json.loads(state.read_text())["claims"]}
+            saved = {claim["id"] for claim in read_state(state)["claims"]}
             assert saved == {result.claim for result in results}
             await a.release(str(results[0].claim))
-            saved = {claim["id"] for claim in json.loads(state.read_text())["claims"]}
+            saved = {claim["id"] for claim in read_state(state)["claims"]}
             assert results[0].claim not in saved and len(saved) == 10
             for client in (a, *clients):
                 await client.close()

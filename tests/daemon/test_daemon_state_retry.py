@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import json
 import logging
 import os
 import subprocess
@@ -24,7 +23,7 @@ import pytest
 from daemon_site import DOMAIN, WAIT_S, running
 
 from uuidkit._safefile import FileSystem
-from uuidkit.daemon.state import RetryPolicy, StateStore, StateWriter
+from uuidkit.daemon.state import RetryPolicy, StateStore, StateWriter, read_state
 from uuidkit.uiap.space import UIDSpace
 from uuidkit.uiapd.api import APIError
 
@@ -34,7 +33,7 @@ X = UIDSpace.unique(b"\x5a")
 
 class Disk(FileSystem):
     """The injected file system: writes fail with ENOSPC while ``full``; counts every write
-    attempt (one per state write: the state is far smaller than one ``write`` takes)."""
+    attempt (one per file written: the state is far smaller than one ``write`` takes)."""
 
     def __init__(self) -> None:
         self.full = False
@@ -72,7 +71,7 @@ class SleepGate:
 
 
 def _saved(path: Path) -> Any:
-    return json.loads((path / "state.json").read_text())["claims"]
+    return read_state(str(path))["claims"]
 
 
 def _errors(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -104,7 +103,9 @@ def test_a_failed_write_is_retried_alone_with_a_bounded_backoff(
             await gate.release()
         sixth = await gate.next_sleep()
         assert gate.delays == [1, 2, 4, 4, 4, 4]
-        assert disk.attempts == 1 + 6  # the first write, then one per ended delay
+        # The first write (a snapshot and its journal's header), then one per ended delay
+        # (each fails at the snapshot).
+        assert disk.attempts == 2 + 6
         assert (writer.pending, writer.errors) == (True, 6)
         assert writer.last_error == "No space left on device"
         assert _saved(tmp_path) == ["old"]

@@ -47,7 +47,7 @@ def test_a_crash_mid_write_leaves_the_old_state(tmp_path: Path) -> None:
     with pytest.raises(Crash):
         store.save({"claims": ["new", "x" * 1000]})
     assert StateStore(str(tmp_path / "state")).load()["claims"] == ["old"]
-    assert sorted(os.listdir(tmp_path / "state")) == ["state.json"]
+    assert sorted(os.listdir(tmp_path / "state")) == ["state.journal", "state.json"]
 
 
 def test_a_crash_before_the_rename_leaves_the_old_state(tmp_path: Path) -> None:
@@ -80,7 +80,8 @@ def test_file_then_rename_then_directory_are_synced(tmp_path: Path) -> None:
 
     store = StateStore(str(tmp_path / "state"), Recording())
     store.save({"claims": []})
-    assert calls == ["fsync-file", "rename", "fsync-dir"]
+    # The snapshot, then the journal that extends it (uuidkit.daemon.state).
+    assert calls == ["fsync-file", "rename", "fsync-dir"] * 2
 
 
 def test_leftover_temporaries_of_a_killed_run_are_removed_and_nothing_else(
@@ -91,9 +92,15 @@ def test_leftover_temporaries_of_a_killed_run_are_removed_and_nothing_else(
     store.save({"claims": []})
     (directory / ".state.json.0123456789abcdef.tmp").write_text("torn")
     (directory / "notes.txt").write_text("not ours")
+    (directory / ".state.journal.fedcba9876543210.tmp").write_text("torn")
     (directory / ".state.json.evil.tmp").write_text("not our pattern")
     store.load()
-    assert sorted(os.listdir(directory)) == [".state.json.evil.tmp", "notes.txt", "state.json"]
+    assert sorted(os.listdir(directory)) == [
+        ".state.json.evil.tmp",
+        "notes.txt",
+        "state.journal",
+        "state.json",
+    ]
 
 
 def test_a_fifo_at_state_json_is_refused_without_blocking(tmp_path: Path) -> None:

@@ -10,9 +10,8 @@ References: UIAP §4.4 (reclaim), §4.5.2 (lifetime), §10 (timers).
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
 
-from uuidkit.daemon.record import ClaimRecord
+from uuidkit.daemon.record import ClaimTable
 from uuidkit.uiap.engine_types import LIFETIME_INFINITE, EngineConfig
 from uuidkit.uiapd.api import APIError, ClaimParams, ErrorCode
 
@@ -50,7 +49,7 @@ def check_renewable(params: ClaimParams, config: EngineConfig) -> None:
 
 
 def refuse_joining_another_users_claim(
-    held: Collection[ClaimRecord], params: ClaimParams, owner_uid: int
+    held: ClaimTable, params: ClaimParams, owner_uid: int
 ) -> None:
     """A reclaim of a space held here continues that claim (UIAP §4.4); only its owner
     (or root) may continue it, or two applications would each believe they hold it.
@@ -59,12 +58,8 @@ def refuse_joining_another_users_claim(
     """
     if owner_uid == 0:
         return
-    for record in held:
-        if (
-            record.owner_uid != owner_uid
-            and record.params.domain == params.domain
-            and record.params.space == params.space
-        ):
+    for record in held.holding(params):
+        if record.owner_uid != owner_uid:
             raise APIError(
                 ErrorCode.PERMISSION_DENIED,
                 "another user holds a claim on this space on this host",
@@ -72,7 +67,7 @@ def refuse_joining_another_users_claim(
 
 
 def check_caps(
-    held: Collection[ClaimRecord],
+    held: ClaimTable,
     params: ClaimParams,
     owner_uid: int,
     max_claims: int,
@@ -84,9 +79,7 @@ def check_caps(
 
     References: UIAP §2.1.1 (the service), §4.4.
     """
-    if params.reclaim and any(
-        r.params.domain == params.domain and r.params.space == params.space for r in held
-    ):
+    if params.reclaim and held.holding(params):
         return
     if len(held) >= max_claims:
         raise APIError(
@@ -94,7 +87,7 @@ def check_caps(
             f"the daemon holds {len(held)} claims, its most (max_claims); release some first",
         )
     if owner_uid != 0:
-        mine = sum(1 for record in held if record.owner_uid == owner_uid)
+        mine = held.owned_by(owner_uid)
         if mine >= max_claims_per_uid:
             raise APIError(
                 ErrorCode.TOO_MANY_CLAIMS,

@@ -1,7 +1,9 @@
 """One claim the daemon makes or holds for an application, and its JSON forms.
 
 ``describe()`` is what ``list`` shows (docs/uiap-api.md); ``saved_form()`` is what the state
-directory keeps (uuidkit.daemon.state).
+directory keeps (uuidkit.daemon.state). A :class:`ClaimTable` holds the records by ID and
+keeps their counts by state as they change, and indexes them by space and by owner, so
+``status`` and a claim's admission cost the same whatever the number of claims.
 
 References: UIAP §4.4 (reclaim), §4.5.2 (lifetime).
 """
@@ -9,12 +11,16 @@ References: UIAP §4.4 (reclaim), §4.5.2 (lifetime).
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from uuidkit.uiapd.api import ClaimParams, finite_or_none, space_to_json
 
-__all__ = ["ClaimRecord"]
+__all__ = ["ClaimRecord", "ClaimTable"]
+
+#: The attributes a record's counts and indexes depend on (:class:`ClaimTable`).
+_COUNTED: Final = frozenset({"state", "verified", "session"})
 
 
 @dataclass(eq=False)
@@ -47,6 +53,23 @@ class ClaimRecord:
     #: The reclaim running now began before an interface came up: its success proves
     #: nothing about the new link, so another re-verification follows it.
     recheck: bool = False
+
+    #: The table counting this record (set while it is in one).
+    _table: ClaimTable | None = field(default=None, repr=False)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        table = self._table
+        if table is None or name not in _COUNTED:
+            object.__setattr__(self, name, value)
+            return
+        table._count(self, -1)
+        object.__setattr__(self, name, value)
+        table._count(self, 1)
+
+    @property
+    def unverified(self) -> bool:
+        """Held, but not verified now (an interface went down, a conflict suspected)."""
+        return self.public_state == "held" and not self.verified
 
     @property
     def persistent(self) -> bool:
@@ -96,3 +119,94 @@ class ClaimRecord:
             "created": self.created,
             "expires": self.expires,
         }
+
+
+class ClaimTable(dict[str, ClaimRecord]):
+    """The claims by ID, with their counts by public state kept as they change, and
+    indexed by the space they claim and by owner (neither changes in a record's life) and
+    by the connection they end with (``release_on_disconnect``).
+
+    A record in the table reports its own changes of ``state``, ``verified`` and ``session``; a
+    record enters the table with ``table[id] = record`` and leaves it with ``pop`` or ``del`` (the
+    only ways the service changes it).
+
+    References: UIAP §4.4 (claims held and being reclaimed).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._by_state: Counter[str] = Counter()
+        self._unverified = 0
+        self._by_owner: Counter[int] = Counter()
+        #: Claims that end with a client's connection, by ``id()`` of that connection.
+        self._by_session: dict[int, list[ClaimRecord]] = {}
+        self._by_space: dict[tuple[object, object], list[ClaimRecord]] = {}
+
+    def __setitem__(self, claim_id: str, record: ClaimRecord) -> None:
+        old = self.get(claim_id)
+        if old is record:
+            return
+        if old is not None:
+            self._leave(old)
+        super().__setitem__(claim_id, record)
+        object.__setattr__(record, "_table", self)
+        self._count(record, 1)
+        self._by_owner[record.owner_uid] += 1
+        self._by_space.setdefault(_space_key(record.params), []).append(record)
+
+    def __delitem__(self, claim_id: str) -> None:
+        self._leave(self[claim_id])
+        super().__delitem__(claim_id)
+
+    def pop(self, claim_id: str, *default: Any) -> Any:
+        record = self.get(claim_id)
+        if record is not None:
+            self._leave(record)
+        return super().pop(claim_id, *default)
+
+    def _leave(self, record: ClaimRecord) -> None:
+        self._count(record, -1)
+        object.__setattr__(record, "_table", None)
+        self._by_owner[record.owner_uid] -= 1
+        key = _space_key(record.params)
+        same = [other for other in self._by_space[key] if other is not record]
+        if same:
+            self._by_space[key] = same
+        else:
+            del self._by_space[key]
+
+    def holding(self, params: ClaimParams) -> list[ClaimRecord]:
+        """The claims in the table on the space ``params`` names (its domain and space)."""
+        return list(self._by_space.get(_space_key(params), ()))
+
+    def owned_by(self, uid: int) -> int:
+        """How many claims in the table ``uid`` owns."""
+        return self._by_owner[uid]
+
+    def _count(self, record: ClaimRecord, sign: int) -> None:
+        self._by_state[record.public_state] += sign
+        if record.unverified:
+            self._unverified += sign
+        if record.session is not None:
+            key = id(record.session)
+            others = [other for other in self._by_session.get(key, ()) if other is not record]
+            if sign > 0:
+                others.append(record)
+            if others:
+                self._by_session[key] = others
+            else:
+                self._by_session.pop(key, None)
+
+    def of_session(self, session: object) -> list[ClaimRecord]:
+        """The claims in the table that end with ``session`` (a client's connection)."""
+        return list(self._by_session.get(id(session), ()))
+
+    def counts(self) -> dict[str, int]:
+        """Claims by public state, and ``unverified``: those held but not verified now."""
+        counts = {state: count for state, count in self._by_state.items() if count}
+        counts["unverified"] = self._unverified
+        return counts
+
+
+def _space_key(params: ClaimParams) -> tuple[object, object]:
+    return params.domain, params.space

@@ -25,7 +25,7 @@ import math
 import secrets
 import time
 from collections import Counter
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from uuidkit.daemon.admission import (
@@ -35,7 +35,7 @@ from uuidkit.daemon.admission import (
     refuse_joining_another_users_claim,
 )
 from uuidkit.daemon.config import MAX_CLAIMS_CEILING
-from uuidkit.daemon.record import ClaimRecord
+from uuidkit.daemon.record import ClaimRecord, ClaimTable
 from uuidkit.daemon.sitesplit import SiteSplitWarnings, WatchedAuthenticator
 from uuidkit.daemon.state import AfterWrite, StateStore, StateWriter
 from uuidkit.daemon.status import (
@@ -138,7 +138,7 @@ class ClaimService(Verification):
         #: changes them, claims already held above a lowered cap are kept.
         self.max_claims = max_claims
         self.max_claims_per_uid = max_claims_per_uid
-        self.claims: dict[str, ClaimRecord] = {}
+        self.claims = ClaimTable()
         self._by_handle: dict[int, ClaimRecord] = {}
         self._subscribers: set[Callable[[str, dict[str, Any]], None]] = set()
         #: Claim ID -> outcome of its reclaim after the last start ("pending" until known).
@@ -147,7 +147,7 @@ class ClaimService(Verification):
         self._interfaces: tuple[str, ...] = ()
         self._poller: asyncio.TimerHandle | None = None
         self._stopping = False
-        self.writer = StateWriter(store, self._snapshot)
+        self.writer = StateWriter(store, self._snapshot, saved_claim=self._saved_claim)
         #: Device-ID conflicts suspected at run time (UIAP §9), counted and logged.
         self.device_id_conflicts = DeviceIDConflicts(self.node.device_id)
         self.authenticator = authenticator
@@ -175,29 +175,46 @@ class ClaimService(Verification):
             raise
         self._poll_interfaces()
         now = self.wall_clock()
+        restored = []
         for entry in saved.get("claims", []):
             try:
-                self._restore(entry, now)
+                record = self._restore(entry, now)
             except (KeyError, TypeError, ValueError) as error:
                 _log.error("state: skipping an unreadable claim %r: %s", entry, error)
+            else:
+                if record is not None:
+                    restored.append(record)
+        # Written before the reclaims start: this write blocks the loop, and a reclaim
+        # running meanwhile could time out before the deny that would fail it (UIAP §4.4)
+        # is read.
         self.writer.save_now()
+        now = self.wall_clock()
+        for record in restored:
+            try:
+                self._reclaim(record, now)
+            except ValueError as error:  # the engine refused it (APIError)
+                _log.error("state: cannot reclaim claim %s: %s", record.id, error)
 
-    def _restore(self, entry: dict[str, Any], now: float) -> None:
+    def _restore(self, entry: dict[str, Any], now: float) -> ClaimRecord | None:
+        """The saved claim ``entry`` as a record to reclaim; None if its lifetime ended."""
         params = parse_claim_params(entry["params"])
         expires = entry.get("expires")
         if expires is not None and float(expires) - now < 1:
             self.restored[entry["id"]] = {"claim": entry["id"], "result": "expired"}
-            return
-        if params.renew or expires is None:
-            lifetime = params.lifetime
-        else:
-            # UIAP §4.5.2: the lifetime sent MUST NOT be longer than we will defend it.
-            lifetime = math.floor(float(expires) - now)
+            return None
         record = ClaimRecord(entry["id"], params, int(entry["owner_uid"]), float(entry["created"]))
-        record.state, record.expires = "reclaiming", expires
+        record.state, record.expires = "reclaiming", None if expires is None else float(expires)
         self.restored[record.id] = {"claim": record.id, "result": "pending"}
         self.claims[record.id] = record
-        self._run(record, lifetime, reclaim=True)
+        return record
+
+    def _reclaim(self, record: ClaimRecord, now: float) -> None:
+        if record.params.renew or record.expires is None:
+            lifetime = record.params.lifetime
+        else:
+            # UIAP §4.5.2: the lifetime sent MUST NOT be longer than we will defend it.
+            lifetime = math.floor(record.expires - now)
+        self._run(record, max(lifetime, 1), reclaim=True)
 
     async def stop(self) -> None:
         """Abandon claims in progress (their requests fail with ``stopping``), keep the held
@@ -227,7 +244,7 @@ class ClaimService(Verification):
         if self._stopping:
             raise APIError(ErrorCode.STOPPING, "the daemon is stopping")
         check_renewable(params, self.engine_config)
-        held = self.claims.values()
+        held = self.claims
         refuse_joining_another_users_claim(held, params, owner_uid)
         check_caps(held, params, owner_uid, self.max_claims, self.max_claims_per_uid)
         loop = asyncio.get_running_loop()
@@ -313,17 +330,17 @@ class ClaimService(Verification):
         self._resolve_error(record, "the claim was released")
         self._forget(record)
         self._broadcast("released", {"claim": record.id, "by": by})
-        self._save(then)
+        self._save(record, then)
 
     def session_closed(self, session: object) -> None:
         """A client disconnected: end its ``release_on_disconnect`` claims (nobody waits
         for their state write)."""
-        for record in [r for r in self.claims.values() if r.session is session]:
+        for record in self.claims.of_session(session):
             self._release(record, "disconnect")
 
     def holds_session_claims(self, session: object) -> bool:
         """Whether ``session`` (a client connection) holds claims that end with it."""
-        return any(record.session is session for record in self.claims.values())
+        return bool(self.claims.of_session(session))
 
     def list_claims(self) -> list[dict[str, Any]]:
         return [record.describe() for record in self.claims.values()]
@@ -350,7 +367,7 @@ class ClaimService(Verification):
             else:
                 self._forget(record)
                 self._broadcast("expired", {"claim": record.id})
-                self._save()
+                self._save(record)
         elif isinstance(event, ClaimDefended):
             # Another device reclaimed a space held here: it held it too (after a merge:
             # its holder's renewal). The deny makes its reclaim fail (§4.2.2.2); ours is
@@ -413,7 +430,7 @@ class ClaimService(Verification):
             if not recheck:
                 self._broadcast("granted", fields)
 
-        self._save(then=durable)
+        self._save(record, then=durable)
         self._plan_renewal(record, event.expires)
         if recheck:
             self._reverify(record)
@@ -461,7 +478,7 @@ class ClaimService(Verification):
         self.conflicts.record("lost", self._fields(record), event.reason.value, None, now)
         _log.warning("collision on %s of claim %s: %s", how, record.id, event.reason.value)
         self._broadcast("collision", fields | {"how": how})
-        self._save()
+        self._save(record)
 
     def _lost(self, record: ClaimRecord, event: ClaimLost) -> None:
         """A held claim ended without a reclaim of ours running: its proxy-defense
@@ -478,7 +495,7 @@ class ClaimService(Verification):
         )
         _log.warning("collision on claim %s: %s", record.id, event.reason.value)
         self._broadcast("collision", fields)
-        self._save()
+        self._save(record)
 
     def _fields(self, record: ClaimRecord) -> dict[str, Any]:
         return {
@@ -535,9 +552,10 @@ class ClaimService(Verification):
         for callback in list(self._subscribers):
             callback(name, fields)
 
-    def _save(self, then: AfterWrite | None = None) -> None:
+    def _save(self, record: ClaimRecord, then: AfterWrite | None = None) -> None:
+        """Write ``record``'s change (one journal record, whatever the claims held)."""
         if then is None:
-            self.writer.save()
+            self.writer.save(claim=record.id)
             return
 
         def counted(failure: OSError | None) -> None:
@@ -546,7 +564,7 @@ class ClaimService(Verification):
             self.state_saves["failed" if failure is not None else "written"] += 1
             then(failure)
 
-        self.writer.save(counted)
+        self.writer.save(counted, claim=record.id)
 
     @property
     def node_interfaces(self) -> tuple[str, ...]:
@@ -574,7 +592,7 @@ class ClaimService(Verification):
         return ServiceStatus(
             device_id=self.node.device_id,
             interfaces=node_status.get("interfaces", []),
-            claims=_claim_counts(self.claims.values(), tables.get("proxy_records", 0)),
+            claims=self.claims.counts() | {"proxied": tables.get("proxy_records", 0)},
             counters=node_status,
             drops=node_drops(node_status) | auth.get("dropped", {}),
             events=dict(self.events_sent),
@@ -597,20 +615,14 @@ class ClaimService(Verification):
             site_split=self.site_split.summary(),
         )
 
+    def _saved_claim(self, claim_id: str) -> dict[str, Any] | None:
+        """What the state directory keeps of a claim: its saved form, None once gone."""
+        record = self.claims.get(claim_id)
+        return record.saved_form() if record is not None and record.persistent else None
+
     def _snapshot(self) -> dict[str, Any]:
         claims = [record.saved_form() for record in self.claims.values() if record.persistent]
         return {"device_id": f"{self.node.device_id:016x}", "claims": claims}
-
-
-def _claim_counts(records: Collection[ClaimRecord], proxied: int) -> dict[str, int]:
-    """Claims by public state, ``unverified``: those held but not verified now, and
-    ``proxied``: other devices' claims this one proxy-defends (UIAP §5.1)."""
-    counts = Counter(record.public_state for record in records)
-    counts["unverified"] = sum(
-        1 for record in records if record.public_state == "held" and not record.verified
-    )
-    counts["proxied"] = proxied
-    return dict(counts)
 
 
 def _engine_now() -> float:

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from uuidkit.daemon.record import ClaimRecord
+from uuidkit.daemon.record import ClaimRecord, ClaimTable
 
 __all__ = ["Verification"]
 
@@ -32,7 +32,7 @@ class Verification:
     References: UIAP §2.1.2, §4.4.
     """
 
-    claims: dict[str, ClaimRecord]
+    claims: ClaimTable
     #: Re-verifications after a suspicion: ``started``, ``confirmed``, ``conflicts``.
     suspicions: Counter[str]
     wall_clock: Callable[[], float]

@@ -252,7 +252,7 @@ class Client:
         self.timeout = timeout
         self.wait = wait
         self._sock: socket.socket | None = None
-        self._buffer = b""
+        self._buffer = bytearray()
         self._ids = itertools.count(1)
 
     def __enter__(self) -> Client:
@@ -266,7 +266,7 @@ class Client:
         if self._sock is not None:
             self._sock.close()
             self._sock = None
-            self._buffer = b""
+            self._buffer = bytearray()
 
     def _connect(self) -> socket.socket:
         if self._sock is None:
@@ -282,7 +282,11 @@ class Client:
 
     def _read_line(self) -> dict[str, Any]:
         sock = self._connect()
-        while b"\n" not in self._buffer:
+        # Only the octets a chunk added are searched, and the buffer grows in place: a long
+        # reply (``list`` of thousands of claims) costs time linear in its length.
+        searched = 0
+        while (end := self._buffer.find(b"\n", searched)) < 0:
+            searched = len(self._buffer)
             try:
                 chunk = sock.recv(65536)
             except OSError as error:
@@ -295,7 +299,8 @@ class Client:
             if len(self._buffer) > MAX_REPLY_OCTETS:
                 self.close()
                 raise APIError(ErrorCode.BAD_REPLY, "reply longer than the client accepts")
-        line, self._buffer = self._buffer.split(b"\n", 1)
+        line = bytes(self._buffer[:end])
+        del self._buffer[: end + 1]
         try:
             return decode_line(line)
         except APIError as error:
