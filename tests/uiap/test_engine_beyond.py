@@ -158,7 +158,7 @@ def test_re_verifications_are_counted_and_scheduled_where_the_timer_fires() -> N
     engine.add_interface("a")
     handle = engine.claim(DOMAIN, unique(5), 0xFFFF_FFFF, 0.0)
     assert engine.verification_schedule() == {}  # not held yet: nothing to re-verify
-    engine.handle_timer(2.5)  # granted
+    run_timers(engine, 2.5)  # granted
     engine.datagrams_to_send()
     interval = UUIDKIT.verify_interval
     assert interval is not None
@@ -179,7 +179,7 @@ def test_a_denied_re_verification_is_not_confirmed() -> None:
     engine = Engine(9, random.Random(0), EngineConfig(copies=1))
     engine.add_interface("a")
     engine.claim(DOMAIN, unique(5), 0xFFFF_FFFF, 0.0)
-    engine.handle_timer(2.5)
+    run_timers(engine, 2.5)
     engine.datagrams_to_send()
     (due,) = engine.verification_schedule().values()
     engine.handle_timer(due)
