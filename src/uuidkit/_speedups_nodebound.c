@@ -231,6 +231,7 @@ static PyObject *gate_call(PyObject *self, PyObject *args, PyObject *kwargs)
 static PyObject *gate_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
                                  PyObject *kwnames)
 {
+    (void)args;
     if (PyVectorcall_NARGS(nargsf) != 0 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames))) {
         PyErr_Format(PyExc_TypeError, "%s() takes no arguments", Py_TYPE(self)->tp_name);
         return NULL;
@@ -372,6 +373,7 @@ static PyObject *gate_arm(PyObject *self, PyObject *args)
 
 static PyObject *gate_disarm(PyObject *self, PyObject *unused)
 {
+    (void)unused;
     gate_object *gate = (gate_object *)self;
     int armed;
     long long tick;
@@ -430,6 +432,7 @@ static int refill_words(gate_object *gate)
 
 static PyObject *gate_draw(PyObject *self, PyObject *unused)
 {
+    (void)unused;
     gate_object *gate = (gate_object *)self;
     /* Called by the slow path under the generator's lock, with the gate disarmed. */
     if (gate->position >= GATE_WORDS && refill_words(gate) < 0) {
@@ -440,6 +443,7 @@ static PyObject *gate_draw(PyObject *self, PyObject *unused)
 
 static PyObject *gate_forget_words(PyObject *self, PyObject *unused)
 {
+    (void)unused;
     gate_object *gate = (gate_object *)self;
     Py_BEGIN_CRITICAL_SECTION(gate);
     gate->position = GATE_WORDS; /* RFC 9562 §6.9: a forked child never reuses them */
@@ -449,6 +453,7 @@ static PyObject *gate_forget_words(PyObject *self, PyObject *unused)
 
 static PyObject *gate_get_slow_calls(PyObject *self, void *unused)
 {
+    (void)unused;
     return PyLong_FromUnsignedLongLong(((gate_object *)self)->slow_calls);
 }
 
@@ -475,6 +480,8 @@ static PyGetSetDef gate_getset[] = {
 
 static PyObject *gate_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
+    (void)args;
+    (void)kwargs;
     gate_object *gate = (gate_object *)type->tp_alloc(type, 0);
     if (gate != NULL) {
         gate->tick = -1;
