@@ -3,7 +3,8 @@ socket (the interface it is bound to) read each datagram.
 
 Prints ``{"ready": ...}`` once every interface is attached, then reads until ``--expect``
 datagrams have arrived, then reads every socket dry (without waiting: a multicast datagram
-is queued on every socket that takes it at once), and prints what was read as one JSON line.
+is queued on every socket that takes it at once), detaches and re-attaches the last
+interface, and prints what was read and whether that worked as one JSON line.
 """
 
 from __future__ import annotations
@@ -68,8 +69,15 @@ async def main(names: list[str], expect: int, wait_s: float) -> None:
                     receiver(sock, Family.IPV6, 2048)
                 except BlockingIOError:
                     break
+    # An interface that goes away takes its sockets with it: none sends on it, and its
+    # ports on that interface are free again (binding them anew would fail otherwise).
+    last = known[names[-1]]
+    sockets.detach(last)
+    detached = sockets.sender(Channel.CLAIM, last.name) is None
+    sockets.attach(last)
+    reattached = sockets.sender(Channel.CLAIM, last.name) is not None
     sockets.close()
-    print(json.dumps({"read": read}), flush=True)
+    print(json.dumps({"read": read, "detached": detached, "reattached": reattached}), flush=True)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ one group datagram (claim port) and one unicast datagram (reply port) out of eac
 Every datagram must be read exactly once, from the socket bound to the interface it
 arrived on: none from the other link's socket (Linux hands a group datagram to every socket
 that joined the group on any interface, so joining per index alone would not do), and no
-copies left on any socket once all were read.
+copies left on any socket once all were read. An interface detached has its sockets closed
+(they can be opened again on it).
 
 References: UIAP §2.3, §4.2.2.1, §4.3.2, §8.1.
 """
@@ -67,7 +68,8 @@ def test_a_datagram_is_read_from_its_own_interfaces_socket_only(network: Network
         network.exec(
             "s", sys.executable, "-c", SEND, GROUP, str(CLAIM_PORT), *targets, str(REPLY_PORT)
         )
-        read = json.loads(probe.stdout.readline())["read"]
+        report = json.loads(probe.stdout.readline())
+        read = report["read"]
         assert probe.wait(timeout=WAIT_S) == 0
     finally:
         if probe.poll() is None:
@@ -82,3 +84,5 @@ def test_a_datagram_is_read_from_its_own_interfaces_socket_only(network: Network
     ]
     for entry in read:
         assert entry["socket"] == entry["arrived_on"] == entry["data"].rpartition("-")[2], read
+    # Detaching an interface closes its sockets: its ports can be bound there again.
+    assert (report["detached"], report["reattached"]) == (True, True)
