@@ -28,7 +28,7 @@ def _bound_to(sock: socket.socket) -> str:
     return raw.rstrip(b"\0").decode() or "*"
 
 
-async def main(names: list[str], expect: int, wait_s: float) -> None:
+async def main(names: list[str], expect: int, wait_s: float, shared: bool) -> None:
     read: list[dict[str, object]] = []
     arrived = asyncio.Event()
     by_index = {info.index: name for name, info in discover_interfaces().items()}
@@ -55,7 +55,7 @@ async def main(names: list[str], expect: int, wait_s: float) -> None:
         lambda: None,
         receiver=receiver,
     )
-    sockets.open(asyncio.get_running_loop())
+    sockets.open(asyncio.get_running_loop(), per_interface=False if shared else None)
     known = discover_interfaces()
     for name in names:
         sockets.attach(known[name])
@@ -85,6 +85,7 @@ if __name__ == "__main__":
     parser.add_argument("--interfaces", nargs="+", required=True)
     parser.add_argument("--expect", type=int, required=True)
     parser.add_argument("--wait", type=float, default=60.0)
+    parser.add_argument("--shared", action="store_true", help="force the shared fallback")
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.interfaces, arguments.expect, arguments.wait))
+    asyncio.run(main(arguments.interfaces, arguments.expect, arguments.wait, arguments.shared))
     sys.exit(0)

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from netns_topology import ROOT, WAIT_S, Network
 
@@ -49,7 +50,8 @@ def _link_local(network: Network, host: str, interface: str) -> str:
         time.sleep(0.05)
 
 
-def test_a_datagram_is_read_from_its_own_interfaces_socket_only(network: Network) -> None:
+def _probe(network: Network, *extra: str) -> tuple[bool, dict[str, Any]]:
+    """Run the socket probe on r:e0 and r:e1 while s sends; its ready line and report."""
     for host in ("r", "s"):
         network.add_host(host)
     network.link("r", "e0", "s", "e0")
@@ -58,24 +60,29 @@ def test_a_datagram_is_read_from_its_own_interfaces_socket_only(network: Network
     for name in ("e0", "e1"):
         _link_local(network, "s", name)
     command = ["ip", "netns", "exec", network.ns("r"), sys.executable, str(PROBE)]
-    command += ["--interfaces", "e0", "e1", "--expect", "4", "--wait", str(WAIT_S)]
+    command += ["--interfaces", "e0", "e1", "--expect", "4", "--wait", str(WAIT_S), *extra]
     env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
     probe = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
     try:
         assert probe.stdout is not None
         ready = json.loads(probe.stdout.readline())
-        assert ready == {"ready": True, "per_interface": True}
         network.exec(
             "s", sys.executable, "-c", SEND, GROUP, str(CLAIM_PORT), *targets, str(REPLY_PORT)
         )
-        report = json.loads(probe.stdout.readline())
-        read = report["read"]
+        report: dict[str, Any] = json.loads(probe.stdout.readline())
         assert probe.wait(timeout=WAIT_S) == 0
     finally:
         if probe.poll() is None:
             probe.kill()
             probe.wait()
-    print(read)
+    print(report)
+    return bool(ready["per_interface"]), report
+
+
+def test_a_datagram_is_read_from_its_own_interfaces_socket_only(network: Network) -> None:
+    per_interface, report = _probe(network)
+    assert per_interface
+    read = report["read"]
     assert sorted(entry["data"] for entry in read) == [
         "group-e0",
         "group-e1",
@@ -86,3 +93,22 @@ def test_a_datagram_is_read_from_its_own_interfaces_socket_only(network: Network
         assert entry["socket"] == entry["arrived_on"] == entry["data"].rpartition("-")[2], read
     # Detaching an interface closes its sockets: its ports can be bound there again.
     assert (report["detached"], report["reattached"]) == (True, True)
+
+
+def test_the_shared_fallback_still_names_each_datagrams_interface(network: Network) -> None:
+    """Where binding to a device is refused, one wildcard pair serves both links: every
+    datagram is read once, from it, with packet information naming its link (validation
+    drops those of links that do not take part); detaching only leaves the group."""
+    per_interface, report = _probe(network, "--shared")
+    assert not per_interface
+    read = report["read"]
+    assert sorted(entry["data"] for entry in read) == [
+        "group-e0",
+        "group-e1",
+        "unicast-e0",
+        "unicast-e1",
+    ]
+    for entry in read:
+        assert entry["socket"] == "*", read
+        assert entry["arrived_on"] == entry["data"].rpartition("-")[2], read
+    assert (report["detached"], report["reattached"]) == (False, True)
