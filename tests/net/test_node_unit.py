@@ -38,6 +38,21 @@ class Recorder:
         return len(data)
 
 
+class RecordingSockets:
+    """Stands in for the node's SocketSet: one recorder sends on every interface."""
+
+    per_interface = True
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+
+    def sender(self, channel: Channel, interface: str) -> Recorder:
+        return self.recorder
+
+    def close(self) -> None:
+        pass
+
+
 def _node() -> UIAPNode:
     node = UIAPNode(TransportConfig(), authenticator=Broken(), rng=random.Random(1))
     node._by_index = {E0.index: E0.name}
@@ -57,7 +72,7 @@ def test_an_authenticator_that_raises_on_open_drops_the_datagram() -> None:
 def test_an_authenticator_that_raises_on_seal_costs_that_datagram_only() -> None:
     node = _node()
     recorder = Recorder()
-    node._sockets = {Channel.CLAIM: recorder, Channel.REPLY: recorder}  # type: ignore[dict-item]
+    node._sockets = RecordingSockets(recorder)  # type: ignore[assignment]
     node.engine.claim(DOMAIN, UIDSpace.unique(b"\x01"), 60, 0.0)
     node._flush()
     assert node.stats.send_failed == {SendFailure.SEAL: 1}
@@ -76,7 +91,7 @@ def test_the_events_of_a_claim_arrive_after_claim_returns() -> None:
         node._active = {E0.name: E0}
         node.engine.add_interface(E0.name)
         recorder = Recorder()
-        node._sockets = {Channel.CLAIM: recorder, Channel.REPLY: recorder}  # type: ignore[dict-item]
+        node._sockets = RecordingSockets(recorder)  # type: ignore[assignment]
         node._loop = asyncio.get_running_loop()
         space = UIDSpace.unique(b"\x01")
         node.claim(DOMAIN, space, 60)
@@ -85,7 +100,6 @@ def test_the_events_of_a_claim_arrive_after_claim_returns() -> None:
         await asyncio.sleep(0)
         assert delivered == [ClaimFailed(second, FailureReason.LOCAL_CONFLICT, DOMAIN, space)]
         assert recorder.sent  # the first claim's attempt went out at once
-        node._sockets = {}  # the recorder has no file descriptor to unregister
         await node.stop()
 
     asyncio.run(main())

@@ -6,12 +6,15 @@ sender process; ``UUIDKIT_FLOOD_SENDERS`` runs more), a claims that uid five tim
 rate bucket of r is spent at once; r must still forward a's attempts to b and relay b's
 deny (UIAP §4.2.2.1 "MUST forward", §4.3.2), so no claim is granted while b holds the uid.
 
-Under overload the kernel may drop datagrams from a full socket buffer before any code of
-ours sees them (r reads all its interfaces through one socket per port), so what is asserted
-is what must hold under overload: each claim is denied, or it was granted and a counter
-shows an honest datagram's loss (a socket buffer overflow) -- never a silent wrong grant;
-nothing crashes; r's memory stays bounded; r counts the flood as rate limited and forwards
-it over budget. The rate achieved and the outcomes are printed for the record.
+r reads each interface through its own sockets (``uuidkit.net.socketset``): the flood fills
+the queue of r's socket on h's link only, and the kernel drops the excess there, while a's
+attempts and b's denies arrive on sockets of their own, read at least once per batch of
+the flood. So every claim is denied (5 of 5, however fast h sends: what h offers beyond
+what r reads is dropped from e2's queue alone), the overflows are counted on e2 only,
+nothing crashes, r's memory stays bounded, and r counts the flood as rate limited and
+forwards it over budget. The rate h achieved is printed for the record (three senders
+offered 210,000 to 517,000 forged datagrams/s on a shared 2-core machine; with one socket
+shared by every interface the same run granted 5 of 5).
 
 References: UIAP §4.2.2.1, §4.3.2, §7.
 """
@@ -23,7 +26,6 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 from netns_topology import DOMAIN, FAST, ROOT, WAIT_S, Network, NodeProcess
 
@@ -42,11 +44,7 @@ def _rss_kb(node: NodeProcess) -> int:
     return int(line.split()[1])
 
 
-def _overflowed(status: dict[str, Any]) -> bool:
-    return int(status["transport"]["buffer_overflows"]) > 0
-
-
-def test_a_relay_under_a_forged_source_flood_never_lets_a_wrong_grant_through(
+def test_a_relay_under_a_forged_source_flood_still_relays_every_deny(
     network: Network,
 ) -> None:
     for host in ("a", "r", "b", "h"):
@@ -112,10 +110,8 @@ def test_a_relay_under_a_forged_source_flood_never_lets_a_wrong_grant_through(
     # defends, and all decode): a spent budget never stops a relay forwarding.
     assert relay["engine"]["forwarded_over_budget"] == limited, relay["engine"]
     assert rss_flooded - rss_before < RSS_GROWTH_BOUND_KB, (rss_before, rss_flooded)
-    for result in results:
-        if result["result"] == "failed":
-            assert result["reason"] == "denied", result
-        else:
-            # Granted only if an honest datagram may have been lost in a full buffer.
-            assert result["result"] == "succeeded", result
-            assert any(_overflowed(status[host]) for host in "arb"), status
+    # The flood overflows the queue of its own link's socket, never those of the honest links.
+    assert set(relay["transport"]["buffer_overflows_by_interface"]) <= {"e2"}, relay
+    assert relay["transport"]["per_interface_sockets"] is True
+    # And so the honest attempts and denies all got through: denied 5 of 5.
+    assert outcomes == ["denied"] * CLAIMS, results

@@ -1,6 +1,7 @@
 """UIAPNode: one UIAP device on real sockets, an asyncio driver around the sans-I/O engine.
 
-The node owns two UDP sockets (claim port, reply port), the participating interfaces and
+The node owns its UDP sockets (a claim-port and a reply-port socket per participating
+interface, :class:`~uuidkit.net.socketset.SocketSet`), the participating interfaces and
 one timer; every protocol decision stays in :class:`uuidkit.uiap.Engine`. After every
 engine call (a datagram, a timer, a claim, a release, an interface change) the node:
 
@@ -22,11 +23,9 @@ References: UIAP §2.3, §2.4, §3.1, §4.2.2.1, §4.3.2, §7, §10.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 import random
-import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -35,7 +34,8 @@ from uuidkit.net.authenticator import Authenticator
 from uuidkit.net.config import TransportConfig
 from uuidkit.net.device_id import random_device_id
 from uuidkit.net.interfaces import InterfaceInfo, discover_interfaces
-from uuidkit.net.sockets import Arrival, join_group, leave_group, open_udp_socket, receive, send
+from uuidkit.net.sockets import Arrival, send
+from uuidkit.net.socketset import SocketSet
 from uuidkit.net.validation import (
     Channel,
     SendFailure,
@@ -98,7 +98,7 @@ class UIAPNode:
         self.events: asyncio.Queue[Event] = asyncio.Queue()
         self._on_event = on_event
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._sockets: dict[Channel, socket.socket] = {}
+        self._sockets = SocketSet(self.config, self.stats, self._handle_arrival, self._after_engine)
         self._timer: asyncio.TimerHandle | None = None
         #: The delivery of events caused by the owner's call, on the loop's next turn.
         self._delivery: asyncio.Handle | None = None
@@ -125,19 +125,10 @@ class UIAPNode:
         for name in self.config.interfaces or ():
             if name not in known:
                 raise TransportError(f"no interface named {name!r}", "interfaces")
-        config = self.config
-        family, hops, buffer = config.family, config.ip_hop_limit, config.receive_buffer_octets
-        claim = open_udp_socket(family, config.port, hops, buffer)
-        try:
-            reply = open_udp_socket(family, config.reply_port, hops, buffer)
-        except TransportError:
-            claim.close()
-            raise
-        self._loop = asyncio.get_running_loop()
-        self._sockets = {Channel.CLAIM: claim, Channel.REPLY: reply}
-        for channel, sock in self._sockets.items():
-            self._loop.add_reader(sock.fileno(), self._on_readable, channel)
-        self._watcher = LinkWatcher(self._loop, config.interface_poll_interval, self._rescan)
+        loop = asyncio.get_running_loop()
+        self._sockets.open(loop)
+        self._loop = loop
+        self._watcher = LinkWatcher(loop, self.config.interface_poll_interval, self._rescan)
         self._watcher.start()
         self._rescan(known)
 
@@ -155,10 +146,7 @@ class UIAPNode:
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
-        for sock in self._sockets.values():
-            loop.remove_reader(sock.fileno())
-            sock.close()
-        self._sockets = {}
+        self._sockets.close()
         for name in self._active:
             self.engine.remove_interface(name)
         self._active.clear()
@@ -255,6 +243,8 @@ class UIAPNode:
                 "sent": stats.sent,
                 "receive_errors": stats.receive_errors,
                 "buffer_overflows": sum(stats.buffer_overflows.values()),
+                "buffer_overflows_by_interface": dict(stats.buffer_overflows_by_interface),
+                "per_interface_sockets": self._sockets.per_interface,
                 "dropped": {reason.value: n for reason, n in stats.dropped.items()},
                 "send_failed": {reason.value: n for reason, n in stats.send_failed.items()},
                 "received_by_interface": dict(stats.received_by_interface),
@@ -320,8 +310,12 @@ class UIAPNode:
             if len(data) > config.max_datagram_octets:
                 self.stats.send_failed[SendFailure.OVERSIZED] += 1
                 continue
+            sock = self._sockets.sender(channel, name)
+            if sock is None:
+                self.stats.send_failed[SendFailure.INTERFACE_GONE] += 1
+                continue
             try:
-                send(self._sockets[channel], family, data, destination, port, info.index, source)
+                send(sock, family, data, destination, port, info.index, source)
             except BlockingIOError:
                 self.stats.send_failed[SendFailure.BLOCKED] += 1
                 continue
@@ -371,28 +365,8 @@ class UIAPNode:
 
     # ------------------------------------------------------------------ receiving
 
-    def _on_readable(self, channel: Channel) -> None:
-        sock = self._sockets.get(channel)
-        if sock is None:
-            return
-        buffer_octets = self.config.max_datagram_octets + 1
-        for _ in range(self.config.receive_batch):
-            try:
-                arrival = receive(sock, self.config.family, buffer_octets)
-            except (BlockingIOError, InterruptedError):
-                break
-            except OSError as error:
-                # e.g. ECONNREFUSED/EHOSTUNREACH reported for an earlier send.
-                self.stats.receive_errors += 1
-                self._log.warning("receive", "UIAP receive failed: %s", error)
-                break
-            self._handle_arrival(channel, arrival)
-        self._after_engine()
-
     def _handle_arrival(self, channel: Channel, arrival: Arrival) -> None:
         self.stats.received += 1
-        if arrival.overflows is not None:
-            self.stats.buffer_overflows[channel] = arrival.overflows
         verdict = check_arrival(
             arrival,
             channel,
@@ -463,13 +437,8 @@ class UIAPNode:
 
     def _join(self, info: InterfaceInfo) -> None:
         try:
-            join_group(
-                self._sockets[Channel.CLAIM],
-                self.config.family,
-                self.config.active_group,
-                info.index,
-            )
-        except OSError as error:
+            self._sockets.attach(info)
+        except (OSError, TransportError) as error:
             self._log.warning("join", "cannot join the UIAP group on %s: %s", info.name, error)
             return
         self._active[info.name] = info
@@ -481,11 +450,5 @@ class UIAPNode:
         info = self._active.pop(name)
         self._by_index.pop(info.index, None)
         self.engine.remove_interface(name)
-        with contextlib.suppress(OSError):
-            leave_group(
-                self._sockets[Channel.CLAIM],
-                self.config.family,
-                self.config.active_group,
-                info.index,
-            )
+        self._sockets.detach(info)
         _log.info("UIAP stopped participating on %s", name)

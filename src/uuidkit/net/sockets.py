@@ -1,8 +1,10 @@
 """UDP sockets for link-local multicast: open, join by interface index, receive with the
 arrival interface and destination, send out one given interface.
 
-One socket per UDP port (the claim port and the reply port), bound to the wildcard
-address, with packet information on every datagram (``IPV6_RECVPKTINFO`` / ``IP_PKTINFO``,
+One socket per UDP port (the claim port and the reply port) and per interface, bound to
+that interface (``SO_BINDTODEVICE``, socket(7); see :mod:`uuidkit.net.socketset`), or one
+per port bound to the wildcard address where the kernel refuses that; with packet
+information on every datagram (``IPV6_RECVPKTINFO`` / ``IP_PKTINFO``,
 ip(7) and ipv6(7)): the arrival interface index and the destination address come from the
 kernel, not from the datagram. The multicast group is joined per interface index
 (RFC 3493 §5.2); sending to ``ff02::/16`` names the interface by its scope id, over IPv4 by
@@ -10,6 +12,8 @@ an ``IP_PKTINFO`` control message. Multicast loopback is off: a node never hears
 
 No ``SO_REUSEADDR``: a second node in the same network namespace would silently share the
 multicast port and lose unicast replies, so it fails at once with a clear error instead.
+Sockets bound to different devices do not conflict on one port without it (the kernel
+checks a port's users per bound device), so one node's per-interface sockets coexist.
 
 References: UIAP §2.3, §3.1, §4.2.2.1 (link-local source), §4.3.2 (unicast Claim-Deny);
 RFC 3542 §6 (IPV6_PKTINFO); RFC 3493 §5.2 (IPV6_JOIN_GROUP).
@@ -27,7 +31,15 @@ from typing import Final, NamedTuple
 from uuidkit.errors import TransportError
 from uuidkit.net.config import Family
 
-__all__ = ["Arrival", "join_group", "leave_group", "open_udp_socket", "receive", "send"]
+__all__ = [
+    "Arrival",
+    "can_bind_to_device",
+    "join_group",
+    "leave_group",
+    "open_udp_socket",
+    "receive",
+    "send",
+]
 
 #: ip(7) IP_PKTINFO; Python 3.11's socket module does not export it on every build.
 _IP_PKTINFO: Final = getattr(socket, "IP_PKTINFO", 8)
@@ -43,6 +55,8 @@ _SO_RXQ_OVFL: Final = getattr(socket, "SO_RXQ_OVFL", 40)
 _IPV6_PKTINFO: Final = socket.IPV6_PKTINFO
 _IPPROTO_IPV6: Final = socket.IPPROTO_IPV6
 _SO_RCVBUFFORCE: Final = getattr(socket, "SO_RCVBUFFORCE", 33)
+#: socket(7) SO_BINDTODEVICE: the socket sends and receives on one interface only.
+_SO_BINDTODEVICE: Final = getattr(socket, "SO_BINDTODEVICE", 25)
 _ANCILLARY_OCTETS: Final = socket.CMSG_SPACE(_IN6_PKTINFO.size) + socket.CMSG_SPACE(32) * 2
 
 
@@ -71,11 +85,17 @@ class Arrival(NamedTuple):
 
 
 def open_udp_socket(
-    family: Family, port: int, hop_limit: int, receive_buffer_octets: int = 1 << 20
+    family: Family,
+    port: int,
+    hop_limit: int,
+    receive_buffer_octets: int = 1 << 20,
+    *,
+    device: str | None = None,
 ) -> socket.socket:
-    """A non-blocking UDP socket bound to the wildcard address on ``port``.
+    """A non-blocking UDP socket on ``port``, bound to the wildcard address, and to the
+    interface named ``device`` if one is given (it then hears that interface only).
 
-    Raises :class:`TransportError` naming the port when it cannot be bound.
+    Raises :class:`TransportError` naming the port (and the device) when it cannot be bound.
 
     References: UIAP §8.1, §10 (the two UDP ports).
     """
@@ -86,12 +106,30 @@ def open_udp_socket(
     try:
         _configure(sock, family, hop_limit)
         _set_receive_buffer(sock, receive_buffer_octets)
+        if device is not None:
+            sock.setsockopt(socket.SOL_SOCKET, _SO_BINDTODEVICE, device.encode())
         sock.bind(("::", port) if family is Family.IPV6 else ("0.0.0.0", port))
     except OSError as error:
         sock.close()
-        raise TransportError(_bind_error(port, error), "port") from error
+        where = "" if device is None else f" on {device}"
+        raise TransportError(_bind_error(port, error, where), "port") from error
     sock.setblocking(False)
     return sock
+
+
+def can_bind_to_device(family: Family, device: str = "lo") -> bool:
+    """Whether this process may bind a UDP socket to one interface (``SO_BINDTODEVICE``:
+    any user since Linux 5.7, before that only with CAP_NET_RAW).
+
+    References: UIAP §2.3 (the link a datagram arrived on).
+    """
+    kind = socket.AF_INET6 if family is Family.IPV6 else socket.AF_INET
+    try:
+        with socket.socket(kind, socket.SOCK_DGRAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, _SO_BINDTODEVICE, device.encode())
+    except OSError:
+        return False
+    return True
 
 
 def _configure(sock: socket.socket, family: Family, hop_limit: int) -> None:
@@ -120,12 +158,12 @@ def _set_receive_buffer(sock: socket.socket, octets: int) -> None:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, octets)
 
 
-def _bind_error(port: int, error: OSError) -> str:
+def _bind_error(port: int, error: OSError, where: str = "") -> str:
     if error.errno == errno.EADDRINUSE:
-        return f"UDP port {port} is in use (another UIAP node in this network namespace?)"
+        return f"UDP port {port} is in use{where} (another UIAP node in this network namespace?)"
     if error.errno == errno.EACCES:
         return f"UDP port {port} needs privileges (CAP_NET_BIND_SERVICE); configure a port >= 1024"
-    return f"cannot bind UDP port {port}: {error.strerror}"
+    return f"cannot bind UDP port {port}{where}: {error.strerror}"
 
 
 def join_group(sock: socket.socket, family: Family, group: str, ifindex: int) -> None:

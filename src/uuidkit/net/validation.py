@@ -99,8 +99,10 @@ class TransportStats:
     #: Socket errors while reading (each ends one read batch).
     receive_errors: int = 0
     #: Datagrams the kernel dropped before we could read them (receive buffer full),
-    #: by socket (SO_RXQ_OVFL; counted by the kernel, reported here).
+    #: by port (SO_RXQ_OVFL; counted by the kernel per socket, summed here).
     buffer_overflows: Counter[Channel] = field(default_factory=Counter)
+    #: The same by interface name, where each interface has its own sockets.
+    buffer_overflows_by_interface: Counter[str] = field(default_factory=Counter)
     #: Datagrams received per participating interface name.
     received_by_interface: Counter[str] = field(default_factory=Counter)
     #: Datagrams sent per interface name.
