@@ -167,6 +167,7 @@ def _status(**changes: Any) -> dict[str, Any]:
             "engine": {"received": 9, "forwarded": 4, "denied": 2},
             "transport": {
                 "received_by_interface": {"eth0": 7, 'we"ird\\name': 1},
+                "buffer_overflows_by_interface": {"eth1": 14},
                 "sent_by_interface": {"eth0": 5},
                 "send_failed": {},
             },
@@ -201,6 +202,7 @@ def test_every_status_figure_is_exported_under_its_name() -> None:
     text = render_metrics(_status(), claims)
     families = _families(text)
     assert _value(families, "uiapd_datagrams_received_total", interface='we"ird\\name') == 1
+    assert _value(families, "uiapd_receive_buffer_overflows_total", interface="eth1") == 14
     assert _value(families, "uiapd_datagrams_dropped_total", reason="auth-bad-mac") == 2
     assert _value(families, "uiapd_auth_failures_total", kind="auth-bad-mac") == 2
     assert _value(families, "uiapd_auth_key_ids", key_id="2", sending="yes") == 1

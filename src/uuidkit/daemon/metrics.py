@@ -130,6 +130,11 @@ def _transport(out: _Text, transport: Mapping[str, Any]) -> None:
     for key, name, what in (
         ("received_by_interface", "datagrams_received_total", "Datagrams received"),
         ("sent_by_interface", "datagrams_sent_total", "Datagrams sent"),
+        (
+            "buffer_overflows_by_interface",
+            "receive_buffer_overflows_total",
+            "Datagrams the kernel dropped from a full receive queue (a flood)",
+        ),
     ):
         out.labelled(name, "counter", f"{what}, by interface.", "interface", transport.get(key, {}))
     out.labelled(
