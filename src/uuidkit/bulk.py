@@ -199,8 +199,7 @@ def _records_of(values: Any) -> Any:
     of a dataframe engine's column that exports Arrow (:mod:`uuidkit._bulkarrow`)."""
     if isinstance(values, list | tuple):
         return _records_of_uuids(values)
-    module = type(values).__module__.split(".")[0]
-    if module == "numpy":
+    if _module_of(values) == "numpy":
         np = _numpy()
         array = np.ascontiguousarray(values)
         if array.dtype.itemsize * (array.shape[-1] if array.ndim == 2 else 1) != 16:
@@ -285,7 +284,12 @@ def v7_node_block(
 
     References: RFC 9562 §5.7, §6.2 (Method 1), §6.3, §6.4.
     """
-    from uuidkit.nodelayouts import V7_NODE_COUNTER_BITS, check_claimed_node, v7_node_int
+    from uuidkit.nodelayouts import (
+        _LOW_COUNTER_BITS,  # the counter's bits in rand_b (the rest are rand_a)
+        V7_NODE_COUNTER_BITS,
+        check_claimed_node,
+        v7_node_int,
+    )
 
     check_claimed_node(node)
     if type(unix_ts_ms) is not int or not 0 <= unix_ts_ms < 1 << 48:
@@ -300,7 +304,7 @@ def v7_node_block(
             "counter",
         )
     np = _numpy()
-    low_bits = V7_NODE_COUNTER_BITS - 12  # the counter's bits in rand_b (12 are in rand_a)
+    low_bits = _LOW_COUNTER_BITS
     base = v7_node_int(unix_ts_ms, 0, node)
     counters = np.arange(counter, counter + count, dtype=np.uint64)
     words = np.empty((count, 2), dtype=">u8")  # network byte order (RFC 9562 §4)
