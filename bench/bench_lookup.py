@@ -3,20 +3,20 @@ bound once (``from uuidkit import parse``; ``parse(s)``), as ratios within one r
 
 Both loops are the same code but for the lookup: ``uuidkit.parse`` is a global and an
 attribute load, ``parse`` a global load. CPython 3.11 and later specialise an attribute load
-from a module (``LOAD_ATTR_MODULE``, a dict-version check and an index) unless the module's
-namespace holds a ``__getattr__`` (PEP 562), which uuidkit defines so that its generators,
-encodings, time ranges and bulk functions load on first use. ``--without-getattr`` deletes that
-function first (every lazy name resolved beforehand), which shows what the lookup would cost
-without it. On 3.12 and later the specialised instruction is printed from ``dis``.
+from a module (``LOAD_ATTR_MODULE``: a dict-version check and an index) unless the module's
+namespace holds a ``__getattr__`` (PEP 562). uuidkit binds every public name at import and
+has none: ``uuid1``/``uuid6``/``uuid7`` create their generators on first call, and
+``uuidkit.bulk`` and ``uuidkit.legacy`` are registered at import and run on first use. On
+3.12 and later the specialised instruction is printed from ``dis``.
 
 Rounds alternate their order and count process CPU time, so other processes on a loaded
 machine slow both sides alike; the median and range of the per-round ratios are printed.
 
-``--startup N`` instead prices the alternative, loading the lazy parts at import: the CPU time
-of N fresh ``python -S`` processes per case, in turns, as a ratio to what ``import uuid``
-costs above a bare interpreter (medians).
+``--startup N`` instead prices start-up: the CPU time of N fresh ``python -S`` processes per
+case, in turns, as a ratio to what ``import uuid`` costs above a bare interpreter (medians);
+``--before SRC`` adds ``import uuidkit`` from another source tree (its ``src``) to the turns.
 
-Run: ``python3 bench/bench_lookup.py [--without-getattr | --startup N]``
+Run: ``python3 bench/bench_lookup.py [--startup N [--before SRC]]``
 """
 
 from __future__ import annotations
@@ -66,25 +66,27 @@ def attribute_instruction(function: Callable[[], None]) -> str:
     return next((n for n in names if n.startswith("LOAD_ATTR")), "?")
 
 
-#: What ``import uuidkit`` would cost if it loaded its lazy parts at import.
+#: ``import uuidkit`` and the first uses that load more.
 STARTUP_CASES = {
     "bare interpreter": "pass",
     "import uuid": "import uuid",
     "import uuidkit": "import uuidkit",
-    "+ uuid7 (generators)": "import uuidkit; uuidkit.uuid7",
-    "+ encodings, timeranges": "import uuidkit, uuidkit.encodings, uuidkit.timeranges",
-    "+ everything lazy": "import uuidkit, uuidkit.encodings, uuidkit.timeranges, "
-    "uuidkit.bulk, uuidkit.legacy; uuidkit.uuid7; uuidkit.uuid1",
+    "+ first uuid7()": "import uuidkit; uuidkit.uuid7()",
+    "+ first uuid1(), uuid6()": "import uuidkit; uuidkit.uuid1(); uuidkit.uuid6()",
+    "+ bulk and legacy run": "import uuidkit; uuidkit.bulk.generate; uuidkit.legacy.__doc__",
 }
 
 
-def startup(runs: int) -> None:
+def startup(runs: int, before_source: str | None) -> None:
     """Median CPU ms of fresh ``python -S`` processes per case, taken in turns."""
     source = os.path.join(os.path.dirname(os.path.abspath(uuidkit.__file__)), os.pardir)
-    env = dict(os.environ, PYTHONPATH=os.path.abspath(source))
-    samples: dict[str, list[float]] = {label: [] for label in STARTUP_CASES}
+    cases = {label: (os.path.abspath(source), code) for label, code in STARTUP_CASES.items()}
+    if before_source is not None:
+        cases["import uuidkit (--before)"] = (os.path.abspath(before_source), "import uuidkit")
+    samples: dict[str, list[float]] = {label: [] for label in cases}
     for _ in range(runs):
-        for label, code in STARTUP_CASES.items():
+        for label, (path, code) in cases.items():
+            env = dict(os.environ, PYTHONPATH=path)
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             subprocess.run([sys.executable, "-S", "-c", code], env=env, check=True)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -99,18 +101,14 @@ def startup(runs: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--without-getattr", action="store_true")
     parser.add_argument("--startup", type=int, metavar="N", help="time start-up instead")
+    parser.add_argument("--before", metavar="SRC", help="with --startup: another tree's src")
     args = parser.parse_args()
     if args.startup:
-        startup(args.startup)
+        startup(args.startup, args.before)
         return
-    for name in ("uuid1", "uuid6", "uuid7", "encode", "decode", "uuid7_range"):
-        getattr(uuidkit, name)  # resolve the lazy names first, as a warm process has
-    if args.without_getattr:
-        del uuidkit.__getattr__
     version = ".".join(map(str, sys.version_info[:3]))
-    state = "without" if args.without_getattr else "with"
+    state = "with" if "__getattr__" in vars(uuidkit) else "without"
     print(f"CPython {version}, module __getattr__: {state}; {ROUNDS} rounds x {LOOPS} calls")
     print(f"{'call':<22} {'ratio':>6}  {'[min, max]':<14} attribute load")
     for name in NAMES:

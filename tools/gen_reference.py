@@ -29,6 +29,7 @@ from typing import Any
 os.environ["UUIDKIT_PURE"] = "1"
 
 ROOT = Path(__file__).resolve().parent.parent
+SOURCE = ROOT / "src" / "uuidkit"
 TARGET = ROOT / "docs" / "reference.md"
 
 #: The UIAP daemon's client library (one place to change should it move).
@@ -88,13 +89,23 @@ def _first_sentence(doc: str) -> str:
 
 
 def _constant_comments() -> dict[str, str]:
-    """``#:`` comments above module-level assignments in src/uuidkit, by name."""
+    """``#:`` comments above module-level assignments in src/uuidkit, by name.
+
+    Top-level assignments first; then those one level in (a name bound at run time on
+    first use, declared with its comment under ``if TYPE_CHECKING:``), where no top-level
+    assignment of the name has a comment.
+    """
     comments: dict[str, str] = {}
-    pattern = re.compile(r"((?:^#:.*\n)+)^([A-Z_][A-Za-z0-9_]*)\s*[:=]", re.MULTILINE)
-    for path in sorted((ROOT / "src" / "uuidkit").rglob("*.py")):
-        for match in pattern.finditer(path.read_text(encoding="utf-8")):
-            text = " ".join(line[2:].strip() for line in match.group(1).splitlines())
-            comments.setdefault(match.group(2), text)
+    texts = [path.read_text(encoding="utf-8") for path in sorted(SOURCE.rglob("*.py"))]
+    for indent in ("", "    "):
+        pattern = re.compile(
+            rf"((?:^{indent}#:.*\n)+)^{indent}([A-Z_][A-Za-z0-9_]*)\s*[:=]", re.MULTILINE
+        )
+        for text in texts:
+            for match in pattern.finditer(text):
+                lines = match.group(1).splitlines()
+                comment = " ".join(line.strip()[2:].strip() for line in lines)
+                comments.setdefault(match.group(2), comment)
     return comments
 
 

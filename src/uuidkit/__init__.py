@@ -22,6 +22,7 @@ from uuid import (
 )
 
 from uuidkit._accel import SPEEDUPS as _SPEEDUPS
+from uuidkit.encodings import decode, encode
 from uuidkit.errors import (
     ClockRegressionError,
     CounterOverflowError,
@@ -67,6 +68,7 @@ from uuidkit.format import (
     to_upper,
     to_urn,
 )
+from uuidkit.generators._functions import uuid1, uuid6, uuid7
 from uuidkit.layouts import (
     build_v1,
     build_v2,
@@ -90,60 +92,36 @@ from uuidkit.namebased import (
 )
 from uuidkit.parse import from_bytes, from_bytes_le, from_fields, from_int, parse
 from uuidkit.random_based import uuid4, uuid8
+from uuidkit.timeranges import (
+    uuid6_max,
+    uuid6_min,
+    uuid6_range,
+    uuid7_for,
+    uuid7_max,
+    uuid7_min,
+    uuid7_range,
+)
 
+# Every public name is a plain attribute, bound here: this package has no ``__getattr__``
+# (PEP 562), which would stop CPython 3.11-3.13 from specialising ``uuidkit.parse(s)``'s
+# attribute load. What stays cheap to import does so by other means: ``uuid1``, ``uuid6``
+# and ``uuid7`` create their generators on first call (``generators._functions``), and the
+# arrays and the legacy layouts are registered now and run on first use (``_deferred``).
 TYPE_CHECKING = False  # typing.TYPE_CHECKING: ``import uuidkit`` does not load typing (3 ms)
-if TYPE_CHECKING:  # loaded on first use by __getattr__ below
-    from uuidkit.encodings import decode, encode
-    from uuidkit.generators import uuid1, uuid6, uuid7
-    from uuidkit.timeranges import (
-        uuid6_max,
-        uuid6_min,
-        uuid6_range,
-        uuid7_for,
-        uuid7_max,
-        uuid7_min,
-        uuid7_range,
-    )
+#: Submodules that are attributes from ``import uuidkit`` on, their code run on first use.
+_DEFERRED_SUBMODULES = ("bulk", "legacy")
+if TYPE_CHECKING:
+    from uuidkit import bulk as bulk
+    from uuidkit import legacy as legacy
+else:
+    from sys import modules as _modules
+
+    from uuidkit._deferred import defer_submodule as _defer_submodule
+
+    for _name in _DEFERRED_SUBMODULES:
+        _defer_submodule(_modules[__name__], _name)
+    del _modules, _defer_submodule, _name
 del TYPE_CHECKING  # not a public name
-
-#: Names whose modules load on first use, so ``import uuidkit`` costs only the core.
-_LAZY: dict[str, str] = {
-    "decode": "uuidkit.encodings",
-    "encode": "uuidkit.encodings",
-    # The generators (their locks, fork hooks and dataclass configurations) load with the
-    # first uuid1(), uuid6() or uuid7().
-    "uuid1": "uuidkit.generators",
-    "uuid6": "uuidkit.generators",
-    "uuid7": "uuidkit.generators",
-    "uuid6_max": "uuidkit.timeranges",
-    "uuid6_min": "uuidkit.timeranges",
-    "uuid6_range": "uuidkit.timeranges",
-    "uuid7_for": "uuidkit.timeranges",
-    "uuid7_max": "uuidkit.timeranges",
-    "uuid7_min": "uuidkit.timeranges",
-    "uuid7_range": "uuidkit.timeranges",
-}
-#: Submodules reachable as attributes (``uuidkit.bulk.generate(...)``) without an import.
-_LAZY_SUBMODULES = frozenset({"bulk", "encodings", "generators", "legacy", "timeranges"})
-
-
-def __getattr__(name: str) -> object:
-    """Load a lazily exported name (or submodule) on first use and keep it."""
-    import importlib
-
-    if name in _LAZY_SUBMODULES:
-        return importlib.import_module(f"uuidkit.{name}")
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'uuidkit' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
-
 
 __version__ = "0.1.0"
 

@@ -48,7 +48,7 @@ def _load() -> tuple[Any, bool]:
         return None, False
     try:
         # A plain import: importlib (and the warnings module it loads) is not needed here.
-        from uuidkit import _speedups
+        from uuidkit import _speedups  # type: ignore[attr-defined]  # C, no stub
     except ImportError:
         return None, False
     module: Any = _speedups

@@ -557,6 +557,16 @@ static PyObject *speedups_random_bytes(PyObject *module, PyObject *arg)
 
 /* --- uuid4, uuid8 ---------------------------------------------------------------------- */
 
+int uk_import_for_effect(const char *module)
+{
+    PyObject *loaded = PyImport_ImportModule(module);
+    if (loaded == NULL) {
+        return -1;
+    }
+    Py_DECREF(loaded);
+    return 0;
+}
+
 int uk_no_arguments(const char *name, Py_ssize_t nargs, PyObject *kwnames)
 {
     /* The wording of the interpreter's own error for a Python function without parameters

@@ -73,6 +73,8 @@ PyObject *uk_delegate(enum uk_fallback which, PyObject *const *args, Py_ssize_t 
 
 /* -1 with the interpreter's TypeError for name() when any argument was given, else 0. */
 int uk_no_arguments(const char *name, Py_ssize_t nargs, PyObject *kwnames);
+/* Import module (by its dotted name) for its side effects: 0, or -1 with an exception set. */
+int uk_import_for_effect(const char *module);
 
 /* A new uuid.UUID holding value (the caller guarantees 0 <= value < 2**128). */
 PyObject *uk_make_uuid(uk_u128 value);

@@ -634,6 +634,14 @@ static PyObject *default_next(int which, const char *name, PyObject *const *args
 {
     PyObject *core = default_cores[which];
     if (core == NULL) {
+        /* Bound at `import uuidkit` before the generator exists, as uuid7 is: the first call
+           imports the module that creates and publishes both default Gregorian generators. */
+        if (uk_import_for_effect("uuidkit.generators._default_gregorian") < 0) {
+            return NULL;
+        }
+        core = default_cores[which];
+    }
+    if (core == NULL) {
         PyErr_Format(PyExc_RuntimeError, "%s: the default generator is not published", name);
         return NULL;
     }

@@ -906,7 +906,10 @@ static PyObject *v7_bulk_block(PyObject *module, PyObject *const *args, Py_ssize
 /* The V7Core of the process-wide default generator (uuidkit.generators.DEFAULT_V7), set once
    by _publish_default_v7. uuidkit.uuid7 is the module function below, a plain builtin
    function whose self is this module: it pickles, copies and serializes by its name, is not
-   iterable and has no method that could touch the shared state. */
+   iterable and has no method that could touch the shared state. `import uuidkit` binds it
+   before the generator exists (so that `uuidkit.uuid7` is a plain attribute from the start);
+   the first call imports the module that creates and publishes the generator. The import
+   system runs that module once per process, and its lock makes racing first calls wait. */
 static PyObject *default_v7_core;
 
 static PyObject *speedups_uuid7(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
@@ -915,6 +918,9 @@ static PyObject *speedups_uuid7(PyObject *module, PyObject *const *args, Py_ssiz
     (void)module;
     (void)args;
     if (uk_no_arguments("uuid7", nargs, kwnames) < 0) {
+        return NULL;
+    }
+    if (default_v7_core == NULL && uk_import_for_effect("uuidkit.generators._default_v7") < 0) {
         return NULL;
     }
     if (default_v7_core == NULL) {

@@ -24,8 +24,6 @@ References: RFC 9562 §5.1, §5.6, §5.7, §6.1, §6.11 (Sorting), §6.13 (DBMS)
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import TypeAlias
 from uuid import UUID
 
 from uuidkit._bits import MASK_12, MASK_14, MASK_48, MASK_62, check_field
@@ -34,6 +32,16 @@ from uuidkit._system import POOL
 from uuidkit.errors import InvalidField
 from uuidkit.layouts import v6_int, v7_int
 from uuidkit.timestamps import datetime_to_unix_ns, unix_ns_to_gregorian_ticks, unix_ns_to_ms
+
+# ``import uuidkit`` loads this module, so it does not load datetime (1.5 ms) or typing (3 ms)
+# at import: both are needed only when a datetime is given, or to read ``Instant``.
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:
+    from datetime import datetime
+    from typing import TypeAlias
+
+    #: A point in time: an aware ``datetime`` or Unix-epoch nanoseconds.
+    Instant: TypeAlias = datetime | int
 
 __all__ = [
     "Instant",
@@ -46,19 +54,28 @@ __all__ = [
     "uuid7_range",
 ]
 
-#: A point in time: an aware ``datetime`` or Unix-epoch nanoseconds.
-Instant: TypeAlias = datetime | int
+
+def __getattr__(name: str) -> object:
+    """``Instant``, a point in time: an aware ``datetime`` or Unix-epoch nanoseconds."""
+    if name != "Instant":
+        raise AttributeError(f"module 'uuidkit.timeranges' has no attribute {name!r}")
+    from datetime import datetime
+
+    instant = globals()["Instant"] = datetime | int
+    return instant
 
 
 def _unix_ns(when: Instant) -> int:
+    if isinstance(when, int) and not isinstance(when, bool):
+        return when
+    from datetime import datetime  # loaded once; a datetime argument has loaded it already
+
     if isinstance(when, datetime):
         return datetime_to_unix_ns(when)
-    if isinstance(when, bool) or not isinstance(when, int):
-        raise InvalidField(
-            f"timestamp: expected a datetime or int nanoseconds, found {type(when).__name__}",
-            "timestamp",
-        )
-    return when
+    raise InvalidField(
+        f"timestamp: expected a datetime or int nanoseconds, found {type(when).__name__}",
+        "timestamp",
+    )
 
 
 def _unix_ts_ms(when: Instant) -> int:

@@ -259,3 +259,18 @@ def test_argument_errors() -> None:
     with pytest.raises(InvalidUUID, match="expected exactly 22") as caught:
         decode("0" * 21, "base62")
     assert caught.value.position is None
+
+
+@given(st.text(alphabet="abyz_AZ0é-", max_size=70))
+def test_typeid_prefix_rule_is_the_spec_expression(prefix: str) -> None:
+    """TypeID spec, "Type Prefix": at most 63 characters matching
+    ``[a-z]([a-z_]{0,61}[a-z])?`` (or empty); the check runs without ``re``."""
+    import re
+
+    valid = len(prefix) <= 63 and re.fullmatch(r"([a-z]([a-z_]*[a-z])?)?", prefix) is not None
+    value = uuid.UUID(int=0x0190B6A44A9E7C7A8E4E2F6D3B8D1C55)
+    if valid:
+        assert decode(encode(value, "typeid", prefix=prefix), "typeid", prefix=prefix) == value
+    else:
+        with pytest.raises(InvalidField, match="prefix"):
+            encode(value, "typeid", prefix=prefix)

@@ -4,18 +4,19 @@ Kept apart from the v1/v6 defaults so that the first ``uuid7()`` (and ``uuidkit 
 loads neither the Gregorian engine nor its node machinery. The import system runs this
 module once per process, so exactly one default generator exists.
 
-``uuid7`` is a plain function, published as ``uuidkit.uuid7``: with the accelerator the C
-module's builtin ``uuid7`` (which finds the default generator's core in the module), else
-the generator's own hot-path function. Either way pickle, :mod:`copy` and Django's
-migration writer find it by that name, it is not iterable, and it has no method that could
-move the shared generator backwards.
+``uuid7`` is the plain function ``uuidkit.uuid7`` (bound at import by ``_functions``): with
+the accelerator the C module's builtin ``uuid7`` (which finds the default generator's core
+in the module), else a Python function calling the generator's own hot path. Either way
+pickle, :mod:`copy` and Django's migration writer find it by that name, it is not iterable,
+and it has no method that could move the shared generator backwards.
 
 References: RFC 9562 §5.7, §6.2.
 """
 
 from __future__ import annotations
 
-from uuidkit._accel import SPEEDUPS, public_function
+from uuidkit._accel import SPEEDUPS
+from uuidkit.generators import _functions
 from uuidkit.generators.v7 import V7Generator
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
@@ -29,14 +30,18 @@ DEFAULT_V7: Final = V7Generator()
 
 
 def _published(generator: V7Generator) -> Any:
-    """The generator's hot path as the plain function ``uuidkit.uuid7`` (also its ``next``)."""
+    """The generator's hot path published as ``uuidkit.uuid7`` (also its ``next``).
+
+    ``uuidkit.uuid7`` was bound at import (see ``_functions``); this hands it the generator.
+    """
     function: Any = generator.next
     core_type = getattr(SPEEDUPS, "V7Core", None)
     if core_type is not None and type(function) is core_type:
         SPEEDUPS._publish_default_v7(function)
-        function = SPEEDUPS.uuid7
-        generator.next = function  # the core itself stays private to the generator
-    return public_function(function, "uuid7")
+    else:
+        _functions.publish("uuid7", function)
+    generator.next = _functions.uuid7  # a compiled core stays private to the generator
+    return _functions.uuid7
 
 
 #: A new UUIDv7 from :data:`DEFAULT_V7`: strictly greater than the previous one from this

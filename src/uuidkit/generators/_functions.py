@@ -1,0 +1,96 @@
+"""``uuidkit.uuid1``, ``uuid6`` and ``uuid7``: bound at ``import uuidkit``, their generators
+created on first call.
+
+The package binds these three names when it is imported, so ``uuidkit.uuid7`` is a plain
+module attribute from the start: CPython 3.11 and later then specialise ``uuidkit.uuid7()``
+into a dictionary-version check, which a module ``__getattr__`` (PEP 562) would prevent.
+The default generators themselves (their locks, fork hooks and configurations) are made
+only by the first call, which imports ``_default_v7`` or ``_default_gregorian``; those
+modules publish the generator here and name these same objects as their ``uuid7`` (etc.),
+so ``uuidkit.uuid7 is uuidkit.generators.uuid7`` holds before and after.
+
+With the accelerator each name is the C module's builtin, which imports the module on its
+first call and then finds the published core itself. On the pure path each is the Python
+function below: it calls the published generator's ``next``, importing the module first
+when nothing is published yet (the import system runs a module once per process and makes
+racing first calls wait).
+
+References: RFC 9562 §5.1, §5.6, §5.7, §6.2, §6.9.
+"""
+
+from __future__ import annotations
+
+from uuidkit._accel import SPEEDUPS, public_function
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from uuid import UUID
+
+__all__ = ["publish", "uuid1", "uuid6", "uuid7"]
+
+#: The published hot paths of the default generators (pure path), by function name.
+_published: dict[str, Callable[..., UUID]] = {}
+
+
+def _load(name: str) -> Callable[..., UUID]:
+    """The published ``next`` of ``name``'s default generator, creating it if need be."""
+    published = _published.get(name)
+    if published is None:
+        if name == "uuid7":
+            import uuidkit.generators._default_v7
+        else:
+            import uuidkit.generators._default_gregorian  # noqa: F401  (uuid1, uuid6)
+        published = _published[name]
+    return published
+
+
+def publish(name: str, function: Callable[..., UUID]) -> None:
+    """Make ``function`` (a default generator's ``next``) what the pure ``name`` calls.
+
+    Called once per name, by the module that creates the default generator.
+    """
+    _published[name] = function
+
+
+def _pure_uuid1(node: int | None = None, clock_seq: int | None = None) -> UUID:
+    """A new UUIDv1, as :func:`uuid.uuid1` but with a random multicast node by default.
+
+    ``node`` (48 bits) and ``clock_seq`` (14 bits) replace the default generator's own for
+    this value; the timestamp still comes from the shared generator, so it never repeats.
+
+    References: RFC 9562 §5.1, §6.10; RFC 4122 §4.2.1.
+    """
+    return _load("uuid1")(node, clock_seq)
+
+
+def _pure_uuid6(node: int | None = None, clock_seq: int | None = None) -> UUID:
+    """A new UUIDv6 with a fresh pseudorandom clock_seq and node unless given.
+
+    References: RFC 9562 §5.6, §6.10.
+    """
+    return _load("uuid6")(node, clock_seq)
+
+
+def _pure_uuid7() -> UUID:
+    """A new UUIDv7 from the process-wide default generator, greater than every earlier
+    value of it.
+
+    Thread-safe and fork-safe; in steady state the timestamp is the clock's millisecond.
+
+    References: RFC 9562 §5.7, §6.2.
+    """
+    return _load("uuid7")()
+
+
+uuid1: Callable[..., UUID]
+uuid6: Callable[..., UUID]
+uuid7: Callable[[], UUID]
+if SPEEDUPS is not None:
+    uuid1 = public_function(SPEEDUPS.uuid1, "uuid1")
+    uuid6 = public_function(SPEEDUPS.uuid6, "uuid6")
+    uuid7 = public_function(SPEEDUPS.uuid7, "uuid7")
+else:
+    uuid1 = public_function(_pure_uuid1, "uuid1")
+    uuid6 = public_function(_pure_uuid6, "uuid6")
+    uuid7 = public_function(_pure_uuid7, "uuid7")
