@@ -3,15 +3,16 @@
 Every input goes through both: the same Message (same field values and exact types, enum
 members, bytes and bools), or the same error (class, message text, ``field``, ``offset``).
 Inputs: encodings of random valid messages (hypothesis), every truncation and every single
-bit flip of them, seeded random mutations of a corpus with each message kind, and arbitrary
-bytes. The compiled decoder validates on the octets and hands every datagram it does not
+bit flip of them, seeded random mutations of a corpus with each message kind, arbitrary
+bytes, and datagrams sealed with the MAC trailer (and their bodies, as a keyless engine
+decodes them). The compiled decoder validates on the octets and hands every datagram it does not
 accept to the pure one, so a check it lacked would show here as a message where the pure
 decoder raises; a check too many is invisible by design (the pure decoder then answers).
 
 Under ``UUIDKIT_PURE=1``, or where the accelerator is not built, the compiled decoder is not
 in use and the tests that compare it skip; ``test_codec.py`` runs on whichever is in use.
 
-References: UIAP §2.2, §3.2.2, §3.2.3, §4.1, §4.1.1.
+References: UIAP §2.2, §3.2.2, §3.2.3, §4.1, §4.1.1, §7.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from test_codec import REJECTIONS, VECTORS, messages
 
 from uuidkit import _accel
 from uuidkit.uiap import UID, Message, MessageType, UIDSpace, codec, encode, flooding
+from uuidkit.uiap.auth import TRAILER_OCTETS, Authenticator, SiteKeys, looks_sealed
 from uuidkit.uiap.numberspaces import INTEGERS, IPV4_ADDRESSES, UUID_NODE_IDS
 from uuidkit.uiap.space import Fmt
 
@@ -174,6 +176,24 @@ def test_seeded_mutations(seed: int) -> None:
     rng = random.Random(seed)
     for _ in range(SEEDED_MUTATIONS):
         assert_same(_mutate(rng.choice(CORPUS), rng))
+
+
+def test_sealed_datagrams_and_their_bodies() -> None:
+    # A keyless engine tells a keyed site's datagram from garbage by decoding it without its
+    # trailer (UIAP §7; uuidkit.uiap.auth): the sealed datagram is over-long, its body is the
+    # message, and both decoders must say so alike, for a damaged trailer or body too.
+    sealer = Authenticator(
+        SiteKeys({1: bytes(range(32))}, 1), entropy=random.Random(1).randbytes, clock=lambda: 0.0
+    )
+    rng = random.Random(7)
+    for data in CORPUS:
+        sealed = sealer.seal(data, "fe80::1", "ff02::114", "a")
+        assert looks_sealed(sealed)
+        assert COMPILED(sealed[:-TRAILER_OCTETS]) == PURE(data)
+        for variant in (sealed, *(_mutate(sealed, rng) for _ in range(200))):
+            assert_same(variant)
+            if looks_sealed(variant):
+                assert_same(variant[:-TRAILER_OCTETS])
 
 
 def test_other_argument_types_and_keywords() -> None:
