@@ -47,6 +47,7 @@ SOURCES = [
     "src/uuidkit/_speedups_gregorian.c",
     "src/uuidkit/_speedups_twin.c",
     "src/uuidkit/_speedups_nodebound.c",
+    "src/uuidkit/_speedups_uiap.c",
 ]
 
 

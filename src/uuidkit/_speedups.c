@@ -39,6 +39,7 @@ static const char *const fallback_names[UK_FB_COUNT] = {
     "uuid8",       "uuid3",         "uuid5",  "parse",    "format_uuid",
     "to_hyphenated", "to_upper",    "to_urn", "to_braced", "to_hex",
     "to_bytes",    "to_bytes_le",   "fields", "timestamp_ns", "timestamp_datetime",
+    "uiap_decode",
 };
 
 /* The bound class and how its objects are made. */
@@ -348,8 +349,7 @@ PyObject *uk_delegate(enum uk_fallback which, PyObject *const *args, Py_ssize_t 
     return PyObject_Vectorcall(fallback, args, (size_t)nargs, kwnames);
 }
 
-/* Offset of a writable object slot named name in cls's own dict, or -1. */
-static Py_ssize_t object_slot_offset(PyTypeObject *cls, const char *name)
+Py_ssize_t uk_object_slot_offset(PyTypeObject *cls, const char *name)
 {
     if (cls->tp_dict == NULL) {
         return -1;
@@ -403,8 +403,8 @@ static PyObject *speedups_bind(PyObject *module, PyObject *args)
     }
     Py_ssize_t new_int = -1, new_safe = -1;
     if (slots && type->tp_new == PyBaseObject_Type.tp_new && type->tp_alloc != NULL) {
-        new_int = object_slot_offset(type, "int");
-        new_safe = object_slot_offset(type, "is_safe");
+        new_int = uk_object_slot_offset(type, "int");
+        new_safe = uk_object_slot_offset(type, "is_safe");
     }
     if (new_int < 0 || new_safe < 0) {
         new_int = new_safe = -1;
@@ -813,7 +813,8 @@ static int speedups_exec(PyObject *module)
         return -1;
     }
     if (add_methods(module, core_methods) < 0 || add_methods(module, uk_text_methods) < 0 ||
-        add_methods(module, uk_bulk_methods) < 0 || uk_v7_init(module) < 0 ||
+        add_methods(module, uk_bulk_methods) < 0 ||
+        add_methods(module, uk_uiap_methods) < 0 || uk_v7_init(module) < 0 ||
         uk_nodebound_init(module) < 0 ||
         uk_gregorian_add(module) < 0) {
         return -1;

@@ -62,6 +62,7 @@ enum uk_fallback {
     UK_FB_FIELDS,
     UK_FB_TIMESTAMP_NS,
     UK_FB_TIMESTAMP_DATETIME,
+    UK_FB_UIAP_DECODE,
     UK_FB_COUNT
 };
 
@@ -88,6 +89,9 @@ int uk_is_uuid(PyObject *u);
 /* 128-bit values <-> Python ints. uk_long_to_u128 returns -1 with an exception set. */
 PyObject *uk_long_from_u128(uk_u128 value);
 int uk_long_to_u128(PyObject *number, uk_u128 *value);
+
+/* Offset of a writable object slot named name in cls's own dict (a __slots__ member), or -1. */
+Py_ssize_t uk_object_slot_offset(PyTypeObject *cls, const char *name);
 
 /* Random bytes from the fork-safe CSPRNG buffer; -1 with an exception set on failure. */
 int uk_random(unsigned char *out, size_t size);
@@ -166,6 +170,7 @@ int uk_twin_ready(void);
 /* Method tables of the other translation units. */
 extern PyMethodDef uk_text_methods[];
 extern PyMethodDef uk_bulk_methods[];
+extern PyMethodDef uk_uiap_methods[];
 
 /* The first 16 bytes of MD5 (sha1 == 0) or SHA-1 of namespace_bytes + name (_speedups_digest.c).
    References: RFC 1321; FIPS 180-4 §6.1; RFC 9562 §5.3, §5.5. */

@@ -45,6 +45,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Final
 
+from uuidkit._accel import SPEEDUPS, compiled
 from uuidkit.errors import DecodeError, UnsupportedVersion
 from uuidkit.uiap.constants import HEADER_LENGTH_OCTETS, UIAP_VERSION
 from uuidkit.uiap.domain import DomainID
@@ -202,6 +203,29 @@ def decode(
         bool(fields[1] & _R_BIT),
         fields[0],
     )
+
+
+def _compiled_decode() -> None:
+    """Put the compiled twin of :func:`decode` in its place when the accelerator is built.
+
+    The twin validates every field on the octets and builds the same Message, UIDSpace and
+    UID objects from this module's classes, enum members and Domain ID cache; it hands every
+    datagram it does not accept to the pure :func:`decode`, so the errors are the same. A
+    class layout the twin cannot fill leaves the pure decoder in use.
+
+    References: UIAP §4.1.
+    """
+    global decode
+    if SPEEDUPS is None or not SPEEDUPS.bind_uiap(
+        Message, UIDSpace, UID, tuple(MessageType), tuple(Fmt), _domain_from_wire
+    ):
+        return
+    twin = compiled(decode, "uiap_decode")
+    twin.__name__ = twin.__qualname__ = "decode"  # published (and pickled) as codec.decode
+    decode = twin
+
+
+_compiled_decode()
 
 
 def as_encoded(message: Message, received: bytes) -> bytes:
