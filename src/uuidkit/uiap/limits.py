@@ -105,9 +105,10 @@ class RateLimiter:
                 sources.move_to_end(key)
                 elapsed = now - source_bucket.updated
                 if elapsed > 0:
-                    source_bucket.tokens = min(
-                        self.source_burst, source_bucket.tokens + elapsed * rate
-                    )
+                    # min(burst, earned), written out: the burst unless fewer were earned.
+                    earned = source_bucket.tokens + elapsed * rate
+                    burst = self.source_burst
+                    source_bucket.tokens = earned if earned < burst else burst
                     source_bucket.updated = now
             if source_bucket.tokens < 1:
                 return DropReason.RATE_LIMITED_SOURCE
@@ -119,7 +120,9 @@ class RateLimiter:
             else:
                 elapsed = now - bucket.updated
                 if elapsed > 0:
-                    bucket.tokens = min(self.interface_burst, bucket.tokens + elapsed * rate)
+                    earned = bucket.tokens + elapsed * rate
+                    burst = self.interface_burst
+                    bucket.tokens = earned if earned < burst else burst
                     bucket.updated = now
             if bucket.tokens < 1:
                 return DropReason.RATE_LIMITED_INTERFACE
