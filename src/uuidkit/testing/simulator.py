@@ -116,6 +116,10 @@ class Simulator:
         self._multicast = multicast
         self._conflicts = conflicts or claims_conflict
         self._intervals: dict[ClaimRecord, Interval] = {}
+        #: The devices that may hold a claim, by index: each device is added when a claim
+        #: of its is granted and dropped by _held_elsewhere once it holds none, so the
+        #: conflict test of a new claim looks at the holders, not at every device.
+        self._holders: dict[int, Device] = {}
         self._heap: list[tuple[float, int, int, Any, Any, Any, Any]] = []
         self._sequence = itertools.count()
         self._fan_out: list[tuple[int, float]] = []
@@ -351,6 +355,7 @@ class Simulator:
         record.expires = expires
         record.wrongly_granted = self._held_elsewhere(device, record)
         device.holds[handle] = record
+        self._holders[device.index] = device
 
     def _on_failed(self, device: Device, handle: int, reason: str) -> None:
         record = device.records.get(handle)
@@ -364,7 +369,12 @@ class Simulator:
 
     def _held_elsewhere(self, device: Device, record: ClaimRecord) -> bool:
         conflict, now = self._conflict_with(record), self.now
-        for other in self.devices:
+        holders, former = self._holders, []
+        found = False
+        for other in holders.values():
+            if not other.holds:
+                former.append(other.index)
+                continue
             if other is device:
                 continue
             for held in other.holds.values():
@@ -372,8 +382,13 @@ class Simulator:
                 if held.expires is not None and held.expires <= now:
                     continue
                 if conflict(held):
-                    return True
-        return False
+                    found = True
+                    break
+            if found:
+                break
+        for index in former:
+            del holders[index]
+        return found
 
     def _conflict_with(self, record: ClaimRecord) -> Callable[[ClaimRecord], bool]:
         """The conflict test of a held claim with ``record``. The engine's own test
