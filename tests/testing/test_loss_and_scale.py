@@ -82,7 +82,7 @@ def test_prediction_bounds_on_a_line() -> None:
 
 
 def test_a_smaller_scale_run() -> None:
-    # The 1,000-device run is bench/bench_simulator.py; this is its shape at 200 devices.
+    # The site-scale run (3,000 devices) is bench/bench_simulator.py; this is its shape at 200.
     scenario = Scenario(topology="segment_tree", devices=200, claims=30, spaces=10, seed=3)
     sim = build_simulator(scenario)
     report = sim.run()

@@ -56,7 +56,7 @@ def test_expiry_forgets_what_a_full_scan_forgets(steps: list[tuple[str, int, flo
         record = table.get(message_id)
         assert table.get_by_value(message_id.value) is record
         if operation == "add" and record is None:
-            table.add(FloodRecord(message_id, "eth0", 1, now, now))
+            table.add(FloodRecord(message_id.value, "eth0", 1, now, now))
             reference.add(message_id, now)
         elif operation == "touch" and record is not None:
             table.touch(record, now)
@@ -69,9 +69,9 @@ def test_expiry_forgets_what_a_full_scan_forgets(steps: list[tuple[str, int, flo
 
 def test_a_touched_front_record_does_not_hide_an_older_one_behind_it() -> None:
     table = FloodTable(LIFETIME)
-    first, second = FloodRecord(MessageID(1, 1), None, None, 5.0, 5.0), None
+    first, second = FloodRecord(MessageID(1, 1).value, None, None, 5.0, 5.0), None
     table.add(first)
-    second = FloodRecord(MessageID(1, 2), None, None, 0.0, 0.0)  # a clock that went back
+    second = FloodRecord(MessageID(1, 2).value, None, None, 0.0, 0.0)  # a clock that went back
     table.add(second)
     table.touch(first, 6.0)  # second is now the front, due at 10.0
     table.expire(10.0)

@@ -143,12 +143,19 @@ class Network:
         if not link.up:
             self.drops[DROP_LINK_DOWN] += len(link.members) - 1 if destination is None else 1
             return
+        config = link.config
         if destination is None:
+            if not (config.loss or config.jitter or config.reorder or config.duplicate):
+                # A link without impairments draws nothing: every copy arrives after the
+                # link's delay (what _fate gives without a draw), in member order.
+                delay = config.delay
+                out.extend([(receiver, delay) for receiver in link.members if receiver != sender])
+                return
             for receiver in link.members:
                 if receiver != sender:
-                    self._fate(link.config, receiver, out)
+                    self._fate(config, receiver, out)
         elif destination in link.members:
-            self._fate(link.config, destination, out)
+            self._fate(config, destination, out)
         else:
             self.drops[DROP_NOT_ON_LINK] += 1
 

@@ -217,7 +217,8 @@ class Engine(HeldClaimChecks, Forwarder):
     def get_timer(self) -> float | None:
         """The earliest deadline (engine seconds), or ``None`` when nothing is scheduled."""
         top = self._timers.peek()
-        copy = super().get_timer()
+        copies = self._copies  # Forwarder.get_timer(), written out: it runs after every call
+        copy = copies[0][0] if copies else None
         if top is None:
             return copy
         return top[0] if copy is None or top[0] < copy else copy
@@ -450,7 +451,9 @@ class Engine(HeldClaimChecks, Forwarder):
 
     def _run_due(self, now: float) -> None:
         self._clock = now
-        super()._run_due(now)
+        copies = self._copies
+        if copies and copies[0][0] <= now:
+            super()._run_due(now)  # queue the copies that are due
         timers = self._timers
         while (top := timers.peek()) is not None and top[0] <= now:
             timers.pop()

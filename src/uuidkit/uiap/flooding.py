@@ -38,7 +38,7 @@ from uuidkit.uiap.events import (
 )
 from uuidkit.uiap.limits import RateLimiter
 from uuidkit.uiap.message import Message, MessageType
-from uuidkit.uiap.records import FloodRecord, FloodTable, SequenceNumbers
+from uuidkit.uiap.records import FloodRecord, FloodTable, SequenceNumbers, message_key
 
 if TYPE_CHECKING:
     import random
@@ -50,6 +50,7 @@ _DEVICE_ID_LIMIT: Final = 1 << 64
 
 _OFFSETS: Final = {name: offset for name, offset, _ in HEADER_FIELDS}
 _TYPE_OFFSET: Final = _OFFSETS["Type"]
+_ATTEMPT_TYPE: Final = int(MessageType.CLAIM_ATTEMPT)
 _ID_OFFSET: Final = _OFFSETS["Originating Device ID"]
 #: The Message ID: Originating Device ID (8 octets) then Sequence Number (4), adjacent in
 #: the header (§4.1), ending at octet 20.
@@ -81,12 +82,17 @@ class Forwarder:
         self.stats = EngineStats()
         self._rng = rng
         self._interfaces: dict[Hashable, None] = {}
+        #: For each arrival interface, the others a flood goes out of (§2.4.3), in the
+        #: order the interfaces were added; rebuilt when an interface comes or goes.
+        self._onward: dict[Hashable, list[Hashable]] = {}
         self._sequences = SequenceNumbers(rng, config.max_sequence_runs)
         #: Other devices' floods (capped) and this device's own (never evicted, §4.2.2.3).
         self._floods = FloodTable(config.flood_record_lifetime, config.max_flood_records)
         self._own_floods = FloodTable(config.flood_record_lifetime)
         #: Records of Claim-Attempts over a rate limit (``max_overflow_records``).
         self._overflow = FloodTable(config.flood_record_lifetime, config.max_overflow_records)
+        #: The three tables share one lifetime (see _expire_records).
+        self._record_lifetime = config.flood_record_lifetime
         self._limiter = RateLimiter(
             config.source_rate,
             config.source_burst,
@@ -106,6 +112,7 @@ class Forwarder:
         References: UIAP §3.1 ("MUST join the UIAP multicast group").
         """
         self._interfaces[interface] = None
+        self._onward.clear()
 
     def remove_interface(self, interface: Hashable) -> None:
         """Stop participating on ``interface``; its datagrams are dropped from now on.
@@ -115,6 +122,7 @@ class Forwarder:
         if interface not in self._interfaces:
             raise EngineError(f"interface {interface!r} was never added")
         del self._interfaces[interface]
+        self._onward.clear()
         self._limiter.forget_interface(interface)
 
     def receive_datagram(
@@ -131,13 +139,18 @@ class Forwarder:
         if interface not in self._interfaces:
             self._drop(DropReason.UNKNOWN_INTERFACE, interface, source)
             return
-        self._floods.expire(now)
-        self._own_floods.expire(now)
-        self._overflow.expire(now)
-        if isinstance(data, bytearray | memoryview):
+        self._expire_records(now)
+        if type(data) is not bytes and isinstance(data, bytearray | memoryview):
             # The octets as decode() reads them, for the Message ID check too.
             data = bytes(data)
-        if _looks_like_attempt(data):
+        if (
+            # A datagram with our Version, a whole header and Type Claim-Attempt (§4.1:
+            # Type is the high 4 bits of octet 1), tested here: this runs per datagram.
+            isinstance(data, bytes)
+            and len(data) >= HEADER_LENGTH_OCTETS
+            and data[0] == UIAP_VERSION
+            and data[_TYPE_OFFSET] >> 4 == _ATTEMPT_TYPE
+        ):
             if self._is_known_attempt(data, now):
                 self._drop(DropReason.DUPLICATE, interface, source)
                 return
@@ -203,17 +216,17 @@ class Forwarder:
         multi-homed device receives. Choice: a copy whose other fields are damaged is
         counted as a duplicate, not as malformed; it is dropped either way.
         """
-        # The caller checked _looks_like_attempt(data). Octets 8-19 are the Message ID as
-        # one 96-bit number (MessageID.value).
-        value = int.from_bytes(data[_ID_OFFSET:_ID_END])
+        # The caller checked that data holds a whole Claim-Attempt header. Octets 8-19 are
+        # the Message ID as one 96-bit number (MessageID.value, FloodRecord.key).
+        key = int.from_bytes(data[_ID_OFFSET:_ID_END])
         table = self._floods
-        record = table.get_by_value(value)
+        record = table.find(key)
         if record is None:
             table = self._own_floods
-            record = table.get_by_value(value)
+            record = table.find(key)
             if record is None:
                 table = self._overflow
-                record = table.get_by_value(value)
+                record = table.find(key)
                 if record is None:
                     return False
         # §2.4.2: "If device has already seen this Claim-Attempt message: Update last
@@ -222,6 +235,24 @@ class Forwarder:
         return True
 
     # ------------------------------------------------------------------ hooks
+
+    def _expire_records(self, now: float) -> None:
+        """Forget the flood records whose last copy is ``flood_record_lifetime`` old.
+
+        Each table's :meth:`FloodTable.expire` returns at once unless its front record may
+        be due (``front_received <= now - lifetime``); the same comparison is made here
+        first, with the one lifetime the three tables share, so a datagram that expires
+        nothing (nearly all of them) costs three comparisons and no calls. The result is
+        what calling ``expire(now)`` on each table gives.
+        """
+        horizon = now - self._record_lifetime
+        # ``not a > b`` rather than ``a <= b``: the table's own test, NaN included.
+        if not self._floods.front_received > horizon:
+            self._floods.expire(now)
+        if not self._own_floods.front_received > horizon:
+            self._own_floods.expire(now)
+        if not self._overflow.front_received > horizon:
+            self._overflow.expire(now)
 
     def _run_due(self, now: float) -> None:
         """Bring timed state up to ``now`` before a datagram is handled: queue the copies
@@ -278,7 +309,7 @@ class Forwarder:
         # §4.2.2.3: "a device MUST remember Claim-Attempt messages that it originates, in
         # order to protect against loops" -- recorded before anything is sent.
         self._own_floods.expire(now)
-        record = FloodRecord(message.message_id, None, None, now, now)
+        record = FloodRecord(message_key(message.device_id, message.sequence), None, None, now, now)
         record.own_claim, record.own_run = claim, run
         self._own_floods.add(record)
         self.stats.attempts_originated += 1
@@ -308,7 +339,6 @@ class Forwarder:
         # "If device has already seen this Claim-Attempt message: Update last received
         # time. Discard message."): copies on a second interface (§4.2.2.1 "MUST be
         # discarded") and our own flood coming back never get here.
-        message_id = message.message_id
         if message.device_id == self.device_id:
             if self._sequences.was_issued(message.sequence):
                 self._drop(DropReason.OWN_MESSAGE, interface, source)
@@ -318,7 +348,9 @@ class Forwarder:
             self._suspect_device_id_conflict(message, interface, source)
         # §4.2.2.1: "If the message has not been processed, it MUST be remembered and
         # processed", with the sender of the first copy (§2.4.2 "Store message record").
-        record = FloodRecord(message_id, interface, source, now, now)
+        record = FloodRecord(
+            message_key(message.device_id, message.sequence), interface, source, now, now
+        )
         self._floods.add(record)
         self.stats.flood_records_evicted = self._floods.evicted
         self.stats.attempts_received += 1
@@ -372,7 +404,9 @@ class Forwarder:
             if self._must_deny(message):
                 self._deny_to(message, data, interface, source, now)
             return
-        record = FloodRecord(message.message_id, interface, source, now, now)
+        record = FloodRecord(
+            message_key(message.device_id, message.sequence), interface, source, now, now
+        )
         self._overflow.add(record)
         if self._must_deny(message):
             self._send_deny(message, data, record, now)
@@ -390,7 +424,9 @@ class Forwarder:
         if message.hop_limit == 0:
             self.stats.hop_limit_reached += 1
             return
-        others = [interface for interface in self._interfaces if interface != arrival]
+        others = self._onward.get(arrival)
+        if others is None:
+            others = self._onward[arrival] = [i for i in self._interfaces if i != arrival]
         if not others:
             return
         # §2.4.3: "Decrement Hop Limit. For each active interface: (except the interface
@@ -416,12 +452,8 @@ class Forwarder:
         now: float,
     ) -> None:
         self.stats.denies_received += 1
-        message_id = message.message_id
-        record = (
-            self._floods.get(message_id)
-            or self._own_floods.get(message_id)
-            or self._overflow.get(message_id)
-        )
+        key = message_key(message.device_id, message.sequence)
+        record = self._floods.find(key) or self._own_floods.find(key) or self._overflow.find(key)
         if record is None:
             if message.device_id == self.device_id and not self._sequences.was_issued(
                 message.sequence
@@ -495,14 +527,3 @@ def _decodes(data: bytes) -> bool:
     except DecodeError:
         return False
     return True
-
-
-def _looks_like_attempt(data: bytes) -> bool:
-    """A datagram with our Version, a whole header and Type Claim-Attempt (§4.1)."""
-    return (
-        isinstance(data, bytes)
-        and len(data) >= HEADER_LENGTH_OCTETS
-        and data[0] == UIAP_VERSION
-        # §4.1: Type is the high 4 bits of octet 1.
-        and data[_TYPE_OFFSET] >> 4 == MessageType.CLAIM_ATTEMPT
-    )

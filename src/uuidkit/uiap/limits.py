@@ -30,7 +30,8 @@ __all__ = ["RateLimiter", "TokenBucket"]
 
 
 class TokenBucket:
-    """``tokens`` (at most the burst) as of engine time ``updated`` (seconds).
+    """``tokens`` (at most the burst) as of engine time ``updated`` (seconds); see
+    :meth:`RateLimiter.admit` for how it refills.
 
     References: UIAP §9 (bounded work under a flood); §4.2.2.1.
     """
@@ -40,18 +41,6 @@ class TokenBucket:
     def __init__(self, burst: float, now: float) -> None:
         self.tokens = burst
         self.updated = now
-
-    def refill(self, rate: float, burst: float, now: float) -> float:
-        """Add the tokens earned since the last refill; returns the tokens held.
-
-        Time that goes backwards earns nothing (the caller's clock is trusted to be
-        monotonic, but a bucket must not be filled by a clock step).
-        """
-        elapsed = now - self.updated
-        if elapsed > 0:
-            self.tokens = min(burst, self.tokens + elapsed * rate)
-            self.updated = now
-        return self.tokens
 
 
 class RateLimiter:
@@ -94,21 +83,50 @@ class RateLimiter:
         return len(self._sources) + len(self._interfaces)
 
     def admit(self, interface: Hashable, source: Hashable, now: float) -> DropReason | None:
-        """Take a token for one new Claim-Attempt; returns why it is refused, or ``None``."""
-        source_bucket = interface_bucket = None
-        if self.source_rate is not None:
-            source_bucket = self._source_bucket(interface, source, now)
-            if source_bucket.refill(self.source_rate, self.source_burst, now) < 1:
+        """Take a token for one new Claim-Attempt; returns why it is refused, or ``None``.
+
+        Each bucket is first refilled with the tokens earned since its last refill, at
+        most its burst. Time that goes backwards earns nothing (the caller's clock is
+        trusted to be monotonic, but a bucket must not be filled by a clock step). This
+        runs for every new Claim-Attempt, so the refill is written out for each bucket
+        and a new bucket, which is full, skips it.
+        """
+        source_bucket = None
+        rate = self.source_rate
+        if rate is not None:
+            key = (interface, source)
+            sources = self._sources
+            source_bucket = sources.get(key)
+            if source_bucket is None:
+                source_bucket = sources[key] = TokenBucket(self.source_burst, now)
+                if len(sources) > self.max_sources:
+                    sources.popitem(last=False)  # the least recently used
+            else:
+                sources.move_to_end(key)
+                elapsed = now - source_bucket.updated
+                if elapsed > 0:
+                    # min(burst, earned), written out: the burst unless fewer were earned.
+                    earned = source_bucket.tokens + elapsed * rate
+                    burst = self.source_burst
+                    source_bucket.tokens = earned if earned < burst else burst
+                    source_bucket.updated = now
+            if source_bucket.tokens < 1:
                 return DropReason.RATE_LIMITED_SOURCE
-        if self.interface_rate is not None:
-            interface_bucket = self._interfaces.get(interface)
-            if interface_bucket is None:
-                interface_bucket = self._interfaces[interface] = TokenBucket(
-                    self.interface_burst, now
-                )
-            if interface_bucket.refill(self.interface_rate, self.interface_burst, now) < 1:
+        rate = self.interface_rate
+        if rate is not None:
+            bucket = self._interfaces.get(interface)
+            if bucket is None:
+                bucket = self._interfaces[interface] = TokenBucket(self.interface_burst, now)
+            else:
+                elapsed = now - bucket.updated
+                if elapsed > 0:
+                    earned = bucket.tokens + elapsed * rate
+                    burst = self.interface_burst
+                    bucket.tokens = earned if earned < burst else burst
+                    bucket.updated = now
+            if bucket.tokens < 1:
                 return DropReason.RATE_LIMITED_INTERFACE
-            interface_bucket.tokens -= 1
+            bucket.tokens -= 1
         if source_bucket is not None:
             source_bucket.tokens -= 1
         return None
@@ -116,15 +134,3 @@ class RateLimiter:
     def forget_interface(self, interface: Hashable) -> None:
         """Drop the buckets of a removed interface (its sources' buckets age out)."""
         self._interfaces.pop(interface, None)
-
-    def _source_bucket(self, interface: Hashable, source: Hashable, now: float) -> TokenBucket:
-        key = (interface, source)
-        sources = self._sources
-        bucket = sources.get(key)
-        if bucket is None:
-            bucket = sources[key] = TokenBucket(self.source_burst, now)
-            if len(sources) > self.max_sources:
-                sources.popitem(last=False)  # the least recently used
-        else:
-            sources.move_to_end(key)
-        return bucket

@@ -11,7 +11,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import OrderedDict
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeVar
 
@@ -21,12 +21,17 @@ from uuidkit.uiap.message import MessageID, next_sequence, sequence_distance
 if TYPE_CHECKING:
     import random
 
+#: A Message ID's sequence number is its low 32 bits (UIAP §4.1: 4 octets).
+_SEQUENCE_BITS = 32
+_SEQUENCE_MASK = SEQUENCE_MODULUS - 1
+
 __all__ = [
     "FloodRecord",
     "FloodTable",
     "SequenceNumbers",
     "TimerKey",
     "TimerQueue",
+    "message_key",
 ]
 
 
@@ -34,6 +39,9 @@ __all__ = [
 class FloodRecord:
     """One remembered Claim-Attempt (UIAP §2.4.2 "Store message record").
 
+    ``key`` is the Message ID as its 96-bit number (:attr:`MessageID.value`: device ID
+    in the upper 64 bits, sequence number below; :func:`message_key`), the form a
+    datagram's octets 8-19 give directly; :attr:`message_id` is the pair.
     ``interface`` and ``sender`` are where the FIRST copy came from (§4.2.2.1 "MUST
     remember the sender of the first copy"); both are ``None`` for a flood this device
     originated (§4.2.2.3). ``own_claim``/``own_run`` link an own flood to its claim.
@@ -42,7 +50,7 @@ class FloodRecord:
     References: UIAP §2.4.2, §4.2.2.1, §4.2.2.3, §4.3.2.
     """
 
-    message_id: MessageID
+    key: int
     interface: Hashable | None
     sender: Hashable | None
     first_received: float
@@ -50,6 +58,20 @@ class FloodRecord:
     deny_sent: bool = False
     own_claim: int | None = None
     own_run: int = 0
+
+    @property
+    def message_id(self) -> MessageID:
+        """The Message ID (originating device ID, sequence number) of the flood."""
+        return MessageID(self.key >> _SEQUENCE_BITS, self.key & _SEQUENCE_MASK)
+
+
+def message_key(device_id: int, sequence: int) -> int:
+    """The Message ID (device ID, sequence number) as one 96-bit number, as
+    :attr:`MessageID.value` gives it, without building the pair.
+
+    References: UIAP §1.1 (Message ID), §4.1 (the header's octets 8-19).
+    """
+    return device_id << _SEQUENCE_BITS | sequence
 
 
 class FloodTable:
@@ -59,11 +81,13 @@ class FloodTable:
     The draft's "X seconds" (§4.2.2.1) is measured from the last copy received, since
     §2.4.2 updates a "last received time" on every copy and gives it no other use. Records
     are kept in order of last receipt, so expiry is a scan from the front. The scan runs
-    only once the front record may be due: ``_front_received`` is a lower bound on the
+    only once the front record may be due: :attr:`front_received` is a lower bound on the
     front record's last-received time (infinite when the table is empty), so a call that
-    finds ``now`` before the bound's expiry does nothing, as a scan would. Records are
-    keyed by the Message ID's 96-bit value (:attr:`MessageID.value`), which hashes faster
-    than the pair and can be read from a datagram's octets 8-19 directly.
+    finds ``now - lifetime`` below it does nothing, as a scan would; a caller holding
+    several tables of one lifetime may make that comparison itself and skip the call
+    when ``front_received > now - lifetime``. Records are keyed by the Message ID's 96-bit value
+    (:attr:`FloodRecord.key`), which hashes faster than the pair and can be read from a
+    datagram's octets 8-19 directly; :attr:`find` looks one up by it.
 
     When a new record would exceed ``capacity``, the front record (the one whose last copy
     is oldest, so the flood most likely over) is forgotten first; ``evicted`` counts them.
@@ -71,14 +95,18 @@ class FloodTable:
     References: UIAP §2.4.2, §4.2.2.1.
     """
 
-    __slots__ = ("_front_received", "_records", "capacity", "evicted", "lifetime")
+    __slots__ = ("_records", "capacity", "evicted", "find", "front_received", "lifetime")
 
     def __init__(self, lifetime: float, capacity: int | None = None) -> None:
         self.lifetime = lifetime
         self.capacity = capacity
         self.evicted = 0
         self._records: OrderedDict[int, FloodRecord] = OrderedDict()
-        self._front_received = math.inf
+        #: A lower bound on the front record's last-received time (``inf``: empty).
+        self.front_received = math.inf
+        #: ``find(key)``: the record whose :attr:`FloodRecord.key` is ``key``, or ``None``
+        #: (the mapping's own lookup, bound once: it runs for every datagram received).
+        self.find: Callable[[int], FloodRecord | None] = self._records.get
 
     def __len__(self) -> int:
         return len(self._records)
@@ -98,35 +126,35 @@ class FloodTable:
         """Remember a new flood (the caller checked it is not known)."""
         records = self._records
         if not records:
-            self._front_received = record.last_received
+            self.front_received = record.last_received
         elif self.capacity is not None and len(records) >= self.capacity:
             records.popitem(last=False)  # the oldest last copy
             self.evicted += 1
-            self._front_received = -math.inf  # the new front's time is unknown here
-        records[record.message_id.value] = record
+            self.front_received = -math.inf  # the new front's time is unknown here
+        records[record.key] = record
 
     def touch(self, record: FloodRecord, now: float) -> None:
         """Another copy of a known flood arrived: update its last-received time (§2.4.2)."""
         records = self._records
         if next(iter(records.values())) is record:
             # The front moves on to a record whose time is unknown here: scan next time.
-            self._front_received = -math.inf
+            self.front_received = -math.inf
         record.last_received = now
-        records.move_to_end(record.message_id.value)
+        records.move_to_end(record.key)
 
     def expire(self, now: float) -> None:
         """Forget every record whose last copy arrived ``lifetime`` or more seconds ago."""
         horizon = now - self.lifetime
-        if self._front_received > horizon:
+        if self.front_received > horizon:
             return  # the front record, the oldest, is not due: nothing is
         records = self._records
         while records:
             oldest = next(iter(records.values()))
             if oldest.last_received > horizon:
-                self._front_received = oldest.last_received
+                self.front_received = oldest.last_received
                 return
             records.popitem(last=False)  # the front record, which is oldest
-        self._front_received = math.inf
+        self.front_received = math.inf
 
 
 class SequenceNumbers:
