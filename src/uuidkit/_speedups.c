@@ -805,7 +805,7 @@ static int speedups_exec(PyObject *module)
     if (add_methods(module, core_methods) < 0 || add_methods(module, uk_text_methods) < 0 ||
         add_methods(module, uk_bulk_methods) < 0 || uk_v7_init(module) < 0 ||
         uk_nodebound_init(module) < 0 ||
-        uk_gregorian_add(module) < 0) {
+        uk_gregorian_add(module) < 0 || uk_digest_init(module) < 0) {
         return -1;
     }
 #ifdef UK_INTERNALS

@@ -169,6 +169,8 @@ extern PyMethodDef uk_bulk_methods[];
    References: RFC 1321; FIPS 180-4 §6.1; RFC 9562 §5.3, §5.5. */
 void uk_name_digest(int sha1, const unsigned char namespace_bytes[16], const char *name,
                     size_t length, unsigned char out[16]);
+/* Picks the SHA-1 block function for this CPU and adds _sha1_hardware (_speedups_digest.c). */
+int uk_digest_init(PyObject *module);
 
 /* The time of a v1/v6/v7 value in Unix ns (1), or 0 for the Python twin (_speedups_text.c);
    timestamp_datetime's twin (_speedups_datetime.c). References: RFC 9562 §5.1, §5.6, §5.7. */
