@@ -5,12 +5,15 @@
  * itself; these compression functions run the blocks in place. Neither is used for security
  * (RFC 9562 §6.5: name-based UUIDs are not secrets), only to reproduce the values.
  *
+ * uuid3 and uuid5 take an exact uuid.UUID namespace and a str or bytes name here; any other
+ * call goes to their Python twins, which also produce every error.
+ *
  * Written from RFC 1321 (MD5, §3.1-§3.5) and FIPS 180-4 (SHA-1, §4.1.1, §5.1.1, §6.1.2).
  * SHA-1 runs through the x86 SHA extensions where CPUID reports them (_speedups_sha1_x86.c),
  * else through the portable function here; _sha1_hardware(False) forces the portable one so
  * the tests compare both with hashlib at lengths around the block boundaries.
  *
- * References: RFC 1321; FIPS 180-4 §6.1; RFC 9562 §5.3, §5.5.
+ * References: RFC 1321; FIPS 180-4 §6.1; RFC 9562 §5.3, §5.5, §6.5.
  */
 #include "_speedups.h"
 #include "_speedups_digest.h"
@@ -192,17 +195,41 @@ static uk_blocks_function sha1_function(void)
 /* The 16-byte namespace fills the first quarter of the first block. */
 #define FIRST_BLOCK_NAME_BYTES 48
 
-/* Padding (RFC 1321 §3.1-§3.2, FIPS 180-4 §5.1.1): a 1 bit, zeros to 56 mod 64 bytes, then
+static inline void store_be64(unsigned char *p, uint64_t v)
+{
+    p[0] = (unsigned char)(v >> 56);
+    p[1] = (unsigned char)(v >> 48);
+    p[2] = (unsigned char)(v >> 40);
+    p[3] = (unsigned char)(v >> 32);
+    p[4] = (unsigned char)(v >> 24);
+    p[5] = (unsigned char)(v >> 16);
+    p[6] = (unsigned char)(v >> 8);
+    p[7] = (unsigned char)v;
+}
+
+static inline uint32_t swap32(uint32_t word)
+{
+    return (word >> 24) | ((word >> 8) & 0xFF00u) | ((word << 8) & 0xFF0000u) | (word << 24);
+}
+
+/* The first 128 bits of MD5 (sha1 == 0) or SHA-1 of the namespace ID in network byte order
+   followed by the name (RFC 9562 §5.3, §5.5).
+
+   Padding (RFC 1321 §3.1-§3.2, FIPS 180-4 §5.1.1): a 1 bit, zeros to 56 mod 64 bytes, then
    the message length in bits as 64 bits (little-endian for MD5, big-endian for SHA-1). The
    whole message of a short name (under 48 bytes: the common case) and the tail of a long one
-   are laid out in one buffer of one or two blocks; the blocks between are hashed in place. */
-static void hash_message(uk_blocks_function blocks, int big_endian, uint32_t *state,
-                         const unsigned char namespace_bytes[16], const unsigned char *name,
-                         size_t length)
+   are laid out in one zeroed buffer of one or two blocks; the blocks between are hashed in
+   place. */
+static uk_u128 name_digest(int sha1, uk_u128 namespace_value, const unsigned char *name,
+                           size_t length)
 {
-    unsigned char buffer[128];
+    /* The initial hash values: RFC 1321 §3.3 (A, B, C, D) and FIPS 180-4 §5.3.1 (H0..H4). */
+    uint32_t state[5] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0};
+    uk_blocks_function blocks = sha1 ? sha1_function() : md5_blocks;
+    unsigned char buffer[128] = {0};
     size_t rest; /* bytes of the message in buffer */
-    memcpy(buffer, namespace_bytes, 16);
+    store_be64(buffer, namespace_value.hi);
+    store_be64(buffer + 8, namespace_value.lo);
     if (length < FIRST_BLOCK_NAME_BYTES) {
         memcpy(buffer + 16, name, length);
         rest = 16 + length;
@@ -215,29 +242,124 @@ static void hash_message(uk_blocks_function blocks, int big_endian, uint32_t *st
         blocks(state, name + FIRST_BLOCK_NAME_BYTES, middle);
         rest = (length - FIRST_BLOCK_NAME_BYTES) % 64;
         memcpy(buffer, tail, rest);
+        memset(buffer + rest, 0, 64);
     }
     size_t end = rest < 56 ? 64 : 128;
     buffer[rest] = 0x80;
-    memset(buffer + rest + 1, 0, end - 8 - (rest + 1));
     uint64_t bits = ((uint64_t)length + 16) * 8;
     for (int i = 0; i < 8; i++) {
-        buffer[end - 8 + (size_t)i] = (unsigned char)(bits >> (big_endian ? 56 - 8 * i : 8 * i));
+        buffer[end - 8 + (size_t)i] = (unsigned char)(bits >> (sha1 ? 56 - 8 * i : 8 * i));
     }
     blocks(state, buffer, end / 64);
-}
-
-void uk_name_digest(int sha1, const unsigned char namespace_bytes[16], const char *name,
-                    size_t length, unsigned char out[16])
-{
-    /* The initial hash values: RFC 1321 §3.3 (A, B, C, D) and FIPS 180-4 §5.3.1 (H0..H4). */
-    uint32_t state[5] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0};
-    hash_message(sha1 ? sha1_function() : md5_blocks, sha1, state, namespace_bytes,
-                 (const unsigned char *)name, length);
-    for (int i = 0; i < 4; i++) { /* the first 16 bytes of the digest */
-        for (int j = 0; j < 4; j++) {
-            out[4 * i + j] = (unsigned char)(state[i] >> (sha1 ? 24 - 8 * j : 8 * j));
+    /* The digest is the state words in order, big-endian for SHA-1 and little-endian for
+       MD5; the value is its first 16 bytes read as one big-endian number. */
+    if (!sha1) {
+        for (int i = 0; i < 4; i++) {
+            state[i] = swap32(state[i]);
         }
     }
+    uk_u128 value = {((uint64_t)state[0] << 32) | state[1], ((uint64_t)state[2] << 32) | state[3]};
+    return value;
+}
+
+/* --- uuid3, uuid5 ---------------------------------------------------------------------- */
+
+/* Whether hashlib has md5 and sha1: looked up on the first name-based call (loading OpenSSL
+   is a large part of an import). The hashes themselves are computed here; hashlib only gates
+   them: a Python without them (FIPS builds) has neither, and the Python twins decide what
+   happens, so both paths behave alike there too. One atomic word, written once under the
+   module's critical section (a free-threaded build may make the first calls in several
+   threads at once); with the GIL the section is empty and the GIL orders them. */
+enum { HASHES_LOOKED_UP = 1, HASHES_PRESENT = 2 };
+static atomic_int hashes_state;
+
+static int hashes_present(PyObject *module)
+{
+    int state = atomic_load_explicit(&hashes_state, memory_order_acquire);
+    if (state & HASHES_LOOKED_UP) {
+        return (state & HASHES_PRESENT) != 0;
+    }
+    int result = 0;
+    (void)module; /* before 3.13 the section is empty */
+    Py_BEGIN_CRITICAL_SECTION(module);
+    state = atomic_load_explicit(&hashes_state, memory_order_acquire);
+    if (state & HASHES_LOOKED_UP) {
+        result = (state & HASHES_PRESENT) != 0;
+    }
+    else {
+        PyObject *hashlib = PyImport_ImportModule("hashlib");
+        if (hashlib == NULL) {
+            result = -1;
+        }
+        else {
+            int present = PyObject_HasAttrString(hashlib, "md5") &&
+                          PyObject_HasAttrString(hashlib, "sha1");
+            Py_DECREF(hashlib);
+            atomic_store_explicit(&hashes_state, HASHES_LOOKED_UP | (present ? HASHES_PRESENT : 0),
+                                  memory_order_release);
+            result = present;
+        }
+    }
+    Py_END_CRITICAL_SECTION();
+    return result;
+}
+
+/* The octets of a str (its UTF-8) or bytes name (RFC 9562 §6.5); 0 for anything else, and
+   for a str that UTF-8 cannot encode (the Python twin names the position). */
+static int name_octets(PyObject *name, const unsigned char **octets, Py_ssize_t *length)
+{
+    if (PyUnicode_CheckExact(name)) {
+        if (PyUnicode_IS_ASCII(name)) { /* the common case: ASCII is its own UTF-8 */
+            *octets = (const unsigned char *)PyUnicode_DATA(name);
+            *length = PyUnicode_GET_LENGTH(name);
+            return 1;
+        }
+        const char *utf8 = PyUnicode_AsUTF8AndSize(name, length);
+        if (utf8 == NULL) {
+            PyErr_Clear();
+            return 0;
+        }
+        *octets = (const unsigned char *)utf8;
+        return 1;
+    }
+    if (PyBytes_CheckExact(name)) {
+        *octets = (const unsigned char *)PyBytes_AS_STRING(name);
+        *length = PyBytes_GET_SIZE(name);
+        return 1;
+    }
+    return 0;
+}
+
+static PyObject *name_based(PyObject *module, enum uk_fallback which, unsigned version,
+                            PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    uk_u128 namespace_value;
+    const unsigned char *name;
+    Py_ssize_t length;
+    int present = hashes_present(module);
+    if (present < 0) {
+        return NULL;
+    }
+    if (kwnames != NULL || nargs != 2 || !present || !uk_read_exact(args[0], &namespace_value) ||
+        !name_octets(args[1], &name, &length)) {
+        return uk_delegate(which, args, nargs, kwnames);
+    }
+    /* RFC 9562 §5.3/§5.5: the hash of the namespace ID in network byte order, then the
+       name; its first 16 bytes become the value (version 3: MD5, 5: SHA-1). */
+    uk_u128 value = name_digest(version == 5, namespace_value, name, (size_t)length);
+    return uk_make_uuid(uk_stamp(value, version));
+}
+
+static PyObject *digest_uuid3(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames)
+{
+    return name_based(module, UK_FB_UUID3, 3, args, nargs, kwnames);
+}
+
+static PyObject *digest_uuid5(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames)
+{
+    return name_based(module, UK_FB_UUID5, 5, args, nargs, kwnames);
 }
 
 /* _sha1_hardware(enabled) -> bool: whether SHA-1 now runs through the SHA extensions. */
@@ -253,6 +375,12 @@ static PyObject *digest_sha1_hardware(PyObject *module, PyObject *enabled)
 }
 
 static PyMethodDef digest_methods[] = {
+    {"uuid3", (PyCFunction)(void (*)(void))digest_uuid3, METH_FASTCALL | METH_KEYWORDS,
+     "uuid3(namespace, name) -> UUID: MD5 name-based UUID.\n\n"
+     "References: RFC 9562 §5.3, §6.5."},
+    {"uuid5", (PyCFunction)(void (*)(void))digest_uuid5, METH_FASTCALL | METH_KEYWORDS,
+     "uuid5(namespace, name) -> UUID: SHA-1 name-based UUID.\n\n"
+     "References: RFC 9562 §5.5, §6.5."},
     {"_sha1_hardware", digest_sha1_hardware, METH_O,
      "_sha1_hardware(enabled) -> bool: run SHA-1 (uuid5) through the x86 SHA extensions when "
      "enabled and the CPU has them, else through the portable code; whether they are used."},
