@@ -195,16 +195,21 @@ static uk_blocks_function sha1_function(void)
 /* The 16-byte namespace fills the first quarter of the first block. */
 #define FIRST_BLOCK_NAME_BYTES 48
 
+/* v as 8 big-endian bytes at p: one byte swap and one store where the compiler offers them
+   (the byte-wise form was compiled into a register built byte by byte, then a 16-byte reload
+   of two 8-byte stores that stalled on store forwarding). */
 static inline void store_be64(unsigned char *p, uint64_t v)
 {
-    p[0] = (unsigned char)(v >> 56);
-    p[1] = (unsigned char)(v >> 48);
-    p[2] = (unsigned char)(v >> 40);
-    p[3] = (unsigned char)(v >> 32);
-    p[4] = (unsigned char)(v >> 24);
-    p[5] = (unsigned char)(v >> 16);
-    p[6] = (unsigned char)(v >> 8);
-    p[7] = (unsigned char)v;
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap64(v);
+    memcpy(p, &v, 8);
+#elif defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    memcpy(p, &v, 8);
+#else
+    for (int i = 0; i < 8; i++) {
+        p[i] = (unsigned char)(v >> (56 - 8 * i));
+    }
+#endif
 }
 
 static inline uint32_t swap32(uint32_t word)
@@ -226,10 +231,11 @@ static uk_u128 name_digest(int sha1, uk_u128 namespace_value, const unsigned cha
     /* The initial hash values: RFC 1321 §3.3 (A, B, C, D) and FIPS 180-4 §5.3.1 (H0..H4). */
     uint32_t state[5] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0};
     uk_blocks_function blocks = sha1 ? sha1_function() : md5_blocks;
-    unsigned char buffer[128] = {0};
+    unsigned char buffer[128];
     size_t rest; /* bytes of the message in buffer */
     store_be64(buffer, namespace_value.hi);
     store_be64(buffer + 8, namespace_value.lo);
+    memset(buffer + 16, 0, sizeof buffer - 16);
     if (length < FIRST_BLOCK_NAME_BYTES) {
         memcpy(buffer + 16, name, length);
         rest = 16 + length;
