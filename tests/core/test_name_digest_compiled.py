@@ -121,7 +121,7 @@ MAKERS: dict[int, list[Callable[[uuid.UUID, Any], uuid.UUID]]] = {
     3: [uuidkit.uuid3, _accel.PURE_TWINS["uuid3"]],
     5: [uuidkit.uuid5, _accel.PURE_TWINS["uuid5"]],
 }
-STDLIB = {3: uuid.uuid3, 5: uuid.uuid5}
+STDLIB: dict[int, Callable[[uuid.UUID, Any], uuid.UUID]] = {3: uuid.uuid3, 5: uuid.uuid5}
 HASHES = {3: "md5", 5: "sha1"}
 #: Name lengths whose message (16 + length bytes) ends at or next to 55, 56 and 64 bytes mod 64,
 #: and names of exactly 55, 56 and 64 bytes.
