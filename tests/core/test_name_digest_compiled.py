@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -176,3 +177,31 @@ def test_names_at_the_padding_edges_on_every_path(
         check_every_maker(namespace, data.draw(st.text(alphabet, min_size=length, max_size=length)))
     else:
         check_every_maker(namespace, data.draw(st.binary(min_size=length, max_size=length)))
+
+
+@pytest.mark.skipif(_accel.SPEEDUPS is None, reason="the pure path has no compiled SHA-1")
+def test_switching_paths_while_threads_hash_gives_every_thread_the_right_value(
+    request: pytest.FixtureRequest,
+) -> None:
+    # The switch is read once per call (a relaxed atomic on a free-threaded build): a call
+    # sees one path or the other, and both give the same digest.
+    names = [bytes([index]) * index for index in range(120)]
+    wanted = [expected("sha1", 5, uuid.NAMESPACE_URL, name) for name in names]
+    start = threading.Barrier(3)
+    results: list[list[uuid.UUID]] = [[], []]
+
+    def hash_all(into: list[uuid.UUID]) -> None:
+        start.wait()
+        for _ in range(20):
+            into.extend(uuidkit.uuid5(uuid.NAMESPACE_URL, name) for name in names)
+
+    workers = [threading.Thread(target=hash_all, args=(into,)) for into in results]
+    for worker in workers:
+        worker.start()
+    start.wait()
+    for flip in range(2000):
+        _accel.SPEEDUPS._sha1_hardware(flip % 2 == 0)
+    for worker in workers:
+        worker.join()
+    _accel.SPEEDUPS._sha1_hardware(request.getfixturevalue("sha1_path") == "sha-extensions")
+    assert results == [wanted * 20, wanted * 20]
