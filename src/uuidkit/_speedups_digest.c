@@ -52,10 +52,12 @@ static const uint32_t md5_sines[64] = {
     0xeb86d391,
 };
 
-/* The auxiliary functions of §3.4, each in a form with one operation fewer than the RFC's:
-   F = XY v not(X) Z, G = XZ v Y not(Z), H = X xor Y xor Z, I = Y xor (X v not(Z)). */
+/* The auxiliary functions of §3.4: F = XY v not(X) Z, G = XZ v Y not(Z), H = X xor Y xor Z,
+   I = Y xor (X v not(Z)). F in a form with one operation fewer; G as a sum (its two terms
+   share no bit), so the term without X (the word just computed) joins the step's other
+   addends early and one operation on X is left on the chain from step to step. */
 #define MD5_F(x, y, z) ((z) ^ ((x) & ((y) ^ (z))))
-#define MD5_G(x, y, z) ((y) ^ ((z) & ((x) ^ (y))))
+#define MD5_G(x, y, z) (((x) & (z)) + ((y) & ~(z)))
 #define MD5_H(x, y, z) ((x) ^ (y) ^ (z))
 #define MD5_I(x, y, z) ((y) ^ ((x) | ~(z)))
 
