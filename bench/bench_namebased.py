@@ -1,8 +1,9 @@
 """uuid3 and uuid5 per call: uuidkit against fastuuid, uuid_utils.compat and the standard library.
 
-Run: ``python3 bench/bench_namebased.py`` (``--quick`` for a smoke run), after building the
-accelerator in place (``python3 setup.py build_ext --inplace``, without ``CFLAGS``: setting it
-replaces the interpreter's ``-O3``). The candidates are bench_speed.py's ``uuid3`` and
+Run: ``python3 bench/bench_namebased.py`` (``--quick`` for a smoke run, ``--rounds N`` for more
+rounds than seven on a busy machine), after building the accelerator in place (``python3
+setup.py build_ext --inplace``, without ``CFLAGS``: setting it replaces the interpreter's
+``-O3``). The candidates are bench_speed.py's ``uuid3`` and
 ``uuid5`` rows (the name ``www.example.com``: one 64-byte block with the namespace) and its
 interleaving: every round runs each candidate once, 200,000 calls, the order rotating; a row
 prints the median and the spread (max - min over the median) of its rounds. Ratios are to
@@ -47,6 +48,8 @@ def table(title: str, number: int, rounds: int, reference: str) -> None:
 
 def main(argv: list[str]) -> int:
     number, rounds = (50_000, 3) if "--quick" in argv else (200_000, 7)
+    if "--rounds" in argv:
+        rounds = int(argv[argv.index("--rounds") + 1])
     if "--pure-table" in argv:
         table("pure path (UUIDKIT_PURE=1)", number, rounds, "uuid_utils.compat")
         return 0
