@@ -22,8 +22,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import uuid
 
-from bench_speed import _per_call_rows, interleaved, median_and_spread
+from bench_speed import NAME, Row, _named, _per_call_rows, interleaved, median_and_spread
 from uuidkit import _accel
 
 OPERATIONS = ("uuid3", "uuid5")
@@ -32,6 +33,7 @@ OPERATIONS = ("uuid3", "uuid5")
 def table(title: str, number: int, rounds: int, reference: str) -> None:
     """One interleaved run of each operation's rows; ratios to the row naming ``reference``."""
     rows = _per_call_rows(None)
+    _add_text_name_rows(rows)
     print(f"\n{title}")
     print(f"{'what':<44} {'ns/call':>9} {'spread':>7} {'ratio':>7}")
     for operation in OPERATIONS:
@@ -44,6 +46,20 @@ def table(title: str, number: int, rounds: int, reference: str) -> None:
             ratio = f"{ns / base:>6.2f}x" if base else "      -"
             print(f"{label:<44} {ns:>9.1f} {spread:>6.0%} {ratio}")
         print(f"  (ratio to {base_label or 'no ' + reference + ' row: not installed'})")
+
+
+def _add_text_name_rows(rows: dict[str, list[Row]]) -> None:
+    """uuid_utils.compat with a str name too: its bytes path (bench_speed.py's row, the form
+    fastuuid takes) is the slower of its two."""
+    try:
+        import uuid_utils.compat as compat
+    except ImportError:
+        return
+    namespace = uuid.NAMESPACE_DNS
+    for operation in OPERATIONS:
+        function = getattr(compat, operation)
+        label = f"uuid_utils.compat.{operation}(ns, name)"
+        rows[operation].append((label, _named(function, namespace, NAME)))
 
 
 def main(argv: list[str]) -> int:
