@@ -43,6 +43,7 @@ SOURCES = [
     "src/uuidkit/_speedups_bulk_text.c",
     "src/uuidkit/_speedups_v7.c",
     "src/uuidkit/_speedups_digest.c",
+    "src/uuidkit/_speedups_sha1_x86.c",
     "src/uuidkit/_speedups_datetime.c",
     "src/uuidkit/_speedups_gregorian.c",
     "src/uuidkit/_speedups_twin.c",
@@ -103,7 +104,7 @@ def _extensions() -> list[Extension]:
         Extension(
             "uuidkit._speedups",
             sources=SOURCES,
-            depends=["src/uuidkit/_speedups.h"],
+            depends=["src/uuidkit/_speedups.h", "src/uuidkit/_speedups_digest.h"],
             define_macros=[("UK_PUBLIC_API_ONLY", "1")] if _flag("UUIDKIT_PUBLIC_API") else [],
             extra_compile_args=["-std=c11"] if os.name == "posix" else [],
             optional=not REQUIRED,

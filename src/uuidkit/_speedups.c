@@ -18,7 +18,9 @@
  * out 16 bytes at a time with the GIL held, and discarded in a forked child by a
  * pthread_atfork handler so a child never repeats its parent's values (RFC 9562 §6.9).
  *
- * References: RFC 9562 §4, §5.3, §5.4, §5.5, §5.8, §6.9.
+ * uuid3 and uuid5 (and the MD5 and SHA-1 they compute) are in _speedups_digest.c.
+ *
+ * References: RFC 9562 §4, §5.4, §5.8, §6.9.
  */
 #include "_speedups.h"
 
@@ -657,89 +659,6 @@ static PyObject *speedups_uuid8(PyObject *module, PyObject *const *args, Py_ssiz
     return uk_make_uuid(uk_stamp(value, 8));
 }
 
-/* --- uuid3, uuid5 ---------------------------------------------------------------------- */
-
-static PyObject *md5_function, *sha1_function;
-static int hashes_loaded;
-
-/* hashlib.md5 and hashlib.sha1, looked up on the first name-based call (loading OpenSSL is a
-   large part of an import). The hashes themselves are computed in _speedups_digest.c; these
-   only gate them: a Python without them (FIPS builds) leaves both NULL, and the Python twins
-   decide what happens, so both paths behave alike there too. */
-static int load_hashes(void)
-{
-    if (hashes_loaded) {
-        return 0;
-    }
-    PyObject *hashlib = PyImport_ImportModule("hashlib");
-    if (hashlib == NULL) {
-        return -1;
-    }
-    md5_function = PyObject_GetAttrString(hashlib, "md5");
-    sha1_function = md5_function ? PyObject_GetAttrString(hashlib, "sha1") : NULL;
-    Py_DECREF(hashlib);
-    if (md5_function == NULL || sha1_function == NULL) {
-        Py_CLEAR(md5_function);
-        Py_CLEAR(sha1_function);
-        PyErr_Clear();
-    }
-    hashes_loaded = 1;
-    return 0;
-}
-
-static PyObject *name_based(enum uk_fallback which, PyObject **hash_slot, unsigned version,
-                            PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    uk_u128 namespace_value;
-    if (load_hashes() < 0) {
-        return NULL;
-    }
-    PyObject *hash_function = *hash_slot;
-    if (kwnames != NULL || nargs != 2 || hash_function == NULL ||
-        !uk_read_exact(args[0], &namespace_value)) {
-        return uk_delegate(which, args, nargs, kwnames);
-    }
-    const char *name;
-    Py_ssize_t length;
-    PyObject *name_object = args[1];
-    if (PyUnicode_CheckExact(name_object)) {
-        name = PyUnicode_AsUTF8AndSize(name_object, &length);
-        if (name == NULL) { /* not encodable: the Python twin names the position */
-            PyErr_Clear();
-            return uk_delegate(which, args, nargs, kwnames);
-        }
-    }
-    else if (PyBytes_CheckExact(name_object)) {
-        name = PyBytes_AS_STRING(name_object);
-        length = PyBytes_GET_SIZE(name_object);
-    }
-    else {
-        return uk_delegate(which, args, nargs, kwnames);
-    }
-    /* RFC 9562 §5.3/§5.5: the hash of the namespace ID in network byte order, then the
-       name; its first 16 bytes become the value. The hash is computed here (version 3: MD5,
-       5: SHA-1), never through the interpreter. */
-    unsigned char namespace_bytes[16], hashed[16];
-    uk_store_u128(namespace_bytes, namespace_value);
-    uk_name_digest(version == 5, namespace_bytes, name, (size_t)length, hashed);
-    uk_u128 value = uk_load_u128(hashed);
-    return uk_make_uuid(uk_stamp(value, version));
-}
-
-static PyObject *speedups_uuid3(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-                                PyObject *kwnames)
-{
-    (void)module;
-    return name_based(UK_FB_UUID3, &md5_function, 3, args, nargs, kwnames);
-}
-
-static PyObject *speedups_uuid5(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-                                PyObject *kwnames)
-{
-    (void)module;
-    return name_based(UK_FB_UUID5, &sha1_function, 5, args, nargs, kwnames);
-}
-
 /* --- module ---------------------------------------------------------------------------- */
 
 static PyMethodDef core_methods[] = {
@@ -768,12 +687,6 @@ static PyMethodDef core_methods[] = {
      "A UUIDv8 with custom_a = ``a`` (48 bits), custom_b = ``b`` (12), custom_c = ``c`` (62).\n\n"
      "Each part left as ``None`` is filled from the CSPRNG.\n\n"
      "References: RFC 9562 §5.8."},
-    {"uuid3", (PyCFunction)(void (*)(void))speedups_uuid3, METH_FASTCALL | METH_KEYWORDS,
-     "uuid3(namespace, name) -> UUID: MD5 name-based UUID.\n\n"
-     "References: RFC 9562 §5.3, §6.5."},
-    {"uuid5", (PyCFunction)(void (*)(void))speedups_uuid5, METH_FASTCALL | METH_KEYWORDS,
-     "uuid5(namespace, name) -> UUID: SHA-1 name-based UUID.\n\n"
-     "References: RFC 9562 §5.5, §6.5."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -816,7 +729,7 @@ static int speedups_exec(PyObject *module)
         add_methods(module, uk_bulk_methods) < 0 ||
         add_methods(module, uk_uiap_methods) < 0 || uk_v7_init(module) < 0 ||
         uk_nodebound_init(module) < 0 ||
-        uk_gregorian_add(module) < 0) {
+        uk_gregorian_add(module) < 0 || uk_digest_init(module) < 0) {
         return -1;
     }
 #ifdef UK_INTERNALS

@@ -172,10 +172,9 @@ extern PyMethodDef uk_text_methods[];
 extern PyMethodDef uk_bulk_methods[];
 extern PyMethodDef uk_uiap_methods[];
 
-/* The first 16 bytes of MD5 (sha1 == 0) or SHA-1 of namespace_bytes + name (_speedups_digest.c).
-   References: RFC 1321; FIPS 180-4 §6.1; RFC 9562 §5.3, §5.5. */
-void uk_name_digest(int sha1, const unsigned char namespace_bytes[16], const char *name,
-                    size_t length, unsigned char out[16]);
+/* Adds uuid3, uuid5 (MD5 and SHA-1 computed in place) and _sha1_hardware, choosing the SHA-1
+   block function for this CPU (_speedups_digest.c). References: RFC 9562 §5.3, §5.5. */
+int uk_digest_init(PyObject *module);
 
 /* The time of a v1/v6/v7 value in Unix ns (1), or 0 for the Python twin (_speedups_text.c);
    timestamp_datetime's twin (_speedups_datetime.c). References: RFC 9562 §5.1, §5.6, §5.7. */

@@ -41,7 +41,7 @@ from uuidkit.errors import InvalidField
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
 if TYPE_CHECKING:
-    from typing import Final
+    from typing import Any, Final
 
 __all__ = [
     "DCE_DOMAIN_GROUP",
@@ -192,6 +192,8 @@ def name_bytes(name: str | bytes) -> bytes:
                 "UTF-8 (a lone surrogate); pass the name's octets as bytes",
                 "name",
             ) from None
+    if type(name) is bytes:  # immutable: hashed as it is, no copy
+        return name
     if isinstance(name, bytes | bytearray | memoryview):
         return bytes(name)
     raise InvalidField(f"name: expected str or bytes, found {type(name).__name__}", "name")
@@ -209,15 +211,38 @@ def namespace_bytes(namespace: UUID) -> bytes:
     return namespace.bytes
 
 
+#: The md5 and sha1 constructors by name, found on first use by :func:`_hash_constructor`.
+_HASH_CONSTRUCTORS: dict[str, Any] = {}
+
+
+def _hash_constructor(algorithm: str) -> Any:
+    """The constructor of ``algorithm`` (``"md5"`` or ``"sha1"``), loaded on first use.
+
+    The interpreter's own module (``_md5``, ``_sha1``) where it was built with it, else
+    :mod:`hashlib`'s: the same digest, but hashlib's OpenSSL constructors look the algorithm
+    up again on every call, a quarter to a half of a name-based UUID's time. Neither module is
+    imported with uuidkit: loading OpenSSL is a large part of an import.
+    """
+    constructor = _HASH_CONSTRUCTORS.get(algorithm)
+    if constructor is None:
+        try:
+            constructor = getattr(__import__("_" + algorithm), algorithm)
+        except (ImportError, AttributeError):  # built without it: OpenSSL's through hashlib
+            import hashlib
+
+            constructor = getattr(hashlib, algorithm)
+        _HASH_CONSTRUCTORS[algorithm] = constructor
+    return constructor
+
+
 def build_v3(namespace: UUID, name: str | bytes) -> UUID:
     """The UUIDv3 of ``name`` in ``namespace``: MD5 over namespace octets then name octets.
 
     References: RFC 9562 §5.3, §6.5, Appendix A.2.
     """
-    import hashlib  # on first use: loading OpenSSL is a large part of `import uuidkit`
-
-    digest = hashlib.md5(namespace_bytes(namespace) + name_bytes(name), usedforsecurity=False)
-    return from_int_unchecked(name_based_int(digest.digest(), 3))
+    message = namespace_bytes(namespace) + name_bytes(name)
+    digest = _hash_constructor("md5")(message, usedforsecurity=False).digest()
+    return from_int_unchecked(name_based_int(digest, 3))
 
 
 def build_v5(namespace: UUID, name: str | bytes) -> UUID:
@@ -225,10 +250,9 @@ def build_v5(namespace: UUID, name: str | bytes) -> UUID:
 
     References: RFC 9562 §5.5, §6.5, Appendix A.4.
     """
-    import hashlib  # on first use: loading OpenSSL is a large part of `import uuidkit`
-
-    digest = hashlib.sha1(namespace_bytes(namespace) + name_bytes(name), usedforsecurity=False)
-    return from_int_unchecked(name_based_int(digest.digest(), 5))
+    message = namespace_bytes(namespace) + name_bytes(name)
+    digest = _hash_constructor("sha1")(message, usedforsecurity=False).digest()
+    return from_int_unchecked(name_based_int(digest, 5))
 
 
 def build_v4(data: bytes | None = None) -> UUID:

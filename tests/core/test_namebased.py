@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sha1_paths import sha1_path  # noqa: F401 (the fixture)
 
 import uuidkit
 from uuidkit.errors import InvalidField
@@ -27,6 +28,9 @@ from uuidkit.namebased import (
     uuid3,
     uuid5,
 )
+
+#: Every test once per SHA-1 path of the compiled uuid5 (the x86 SHA extensions, portable code).
+pytestmark = pytest.mark.usefixtures("sha1_path")
 
 _DOC = json.loads(
     (Path(__file__).resolve().parent.parent / "vectors" / "namebased.json").read_text("utf-8")
