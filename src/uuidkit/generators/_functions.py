@@ -29,19 +29,22 @@ if TYPE_CHECKING:
 
 __all__ = ["publish", "uuid1", "uuid6", "uuid7"]
 
-#: The published hot paths of the default generators (pure path), by function name.
-_published: dict[str, Callable[..., UUID]] = {}
+#: The published hot paths of the default generators (pure path): each pure function reads
+#: its own global, one load per call.
+_next_uuid1: Callable[..., UUID] | None = None
+_next_uuid6: Callable[..., UUID] | None = None
+_next_uuid7: Callable[[], UUID] | None = None
 
 
 def _load(name: str) -> Callable[..., UUID]:
-    """The published ``next`` of ``name``'s default generator, creating it if need be."""
-    published = _published.get(name)
-    if published is None:
-        if name == "uuid7":
-            import uuidkit.generators._default_v7
-        else:
-            import uuidkit.generators._default_gregorian  # noqa: F401  (uuid1, uuid6)
-        published = _published[name]
+    """The published ``next`` of ``name``'s default generator, creating the generator."""
+    # Imported for its effect: the module creates the generator and publishes its function.
+    if name == "uuid7":
+        from uuidkit.generators import _default_v7 as creator
+    else:
+        from uuidkit.generators import _default_gregorian as creator  # uuid1 and uuid6
+    del creator
+    published: Callable[..., UUID] = globals()["_next_" + name]
     return published
 
 
@@ -50,7 +53,7 @@ def publish(name: str, function: Callable[..., UUID]) -> None:
 
     Called once per name, by the module that creates the default generator.
     """
-    _published[name] = function
+    globals()["_next_" + name] = function
 
 
 def _pure_uuid1(node: int | None = None, clock_seq: int | None = None) -> UUID:
@@ -61,7 +64,8 @@ def _pure_uuid1(node: int | None = None, clock_seq: int | None = None) -> UUID:
 
     References: RFC 9562 §5.1, §6.10; RFC 4122 §4.2.1.
     """
-    return _load("uuid1")(node, clock_seq)
+    next_value = _next_uuid1 or _load("uuid1")
+    return next_value(node, clock_seq)
 
 
 def _pure_uuid6(node: int | None = None, clock_seq: int | None = None) -> UUID:
@@ -69,7 +73,8 @@ def _pure_uuid6(node: int | None = None, clock_seq: int | None = None) -> UUID:
 
     References: RFC 9562 §5.6, §6.10.
     """
-    return _load("uuid6")(node, clock_seq)
+    next_value = _next_uuid6 or _load("uuid6")
+    return next_value(node, clock_seq)
 
 
 def _pure_uuid7() -> UUID:
@@ -80,7 +85,7 @@ def _pure_uuid7() -> UUID:
 
     References: RFC 9562 §5.7, §6.2.
     """
-    return _load("uuid7")()
+    return (_next_uuid7 or _load("uuid7"))()
 
 
 uuid1: Callable[..., UUID]
