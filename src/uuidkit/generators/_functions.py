@@ -40,10 +40,13 @@ def _load(name: str) -> Callable[..., UUID]:
     """The published ``next`` of ``name``'s default generator, creating the generator."""
     # Imported for its effect: the module creates the generator and publishes its function.
     if name == "uuid7":
-        from uuidkit.generators import _default_v7 as creator
+        from uuidkit.generators import _default_v7
+
+        del _default_v7
     else:
-        from uuidkit.generators import _default_gregorian as creator  # uuid1 and uuid6
-    del creator
+        from uuidkit.generators import _default_gregorian  # uuid1 and uuid6
+
+        del _default_gregorian
     published: Callable[..., UUID] = globals()["_next_" + name]
     return published
 
