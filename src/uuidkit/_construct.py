@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable
 from itertools import repeat
 from uuid import UUID, SafeUUID
 
+from uuidkit._accel import SPEEDUPS
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
 if TYPE_CHECKING:
     from typing import Any, Final
@@ -147,8 +149,15 @@ def _from_ints_by_constructor(values: Iterable[int]) -> list[UUID]:
 
 
 #: A :class:`uuid.UUID` holding ``value``; the caller guarantees ``0 <= value < 2**128``.
+#: With the accelerator, the compiled constructor: its objects are not tracked by the cyclic
+#: garbage collector (a UUID holds an int, it cannot be part of a cycle), so a value a
+#: generator's Python path makes is the same object as one its C path makes.
 from_int_unchecked: Final[Callable[[int], UUID]] = (
-    _from_int_by_slots if SLOT_PROTOCOL else _from_int_by_constructor
+    SPEEDUPS.from_int_unchecked
+    if SPEEDUPS is not None
+    else _from_int_by_slots
+    if SLOT_PROTOCOL
+    else _from_int_by_constructor
 )
 #: :class:`uuid.UUID` objects for 128-bit ``values``, filled slot by slot from C loops (three
 #: ``map`` passes with no Python frame per value: the bulk path's floor is the allocation).

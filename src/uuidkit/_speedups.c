@@ -661,7 +661,22 @@ static PyObject *speedups_uuid8(PyObject *module, PyObject *const *args, Py_ssiz
 
 /* --- module ---------------------------------------------------------------------------- */
 
+/* from_int_unchecked(value) -> UUID: value is an int in [0, 2**128), which the caller has
+   checked. The generators' Python paths make their values here, so that every value of a
+   compiled build is the same untracked object, whichever path made it. */
+static PyObject *speedups_from_int_unchecked(PyObject *module, PyObject *value)
+{
+    uk_u128 bits;
+    (void)module;
+    if (uk_long_to_u128(value, &bits) < 0) {
+        return NULL;
+    }
+    return uk_make_uuid(bits);
+}
+
 static PyMethodDef core_methods[] = {
+    {"from_int_unchecked", speedups_from_int_unchecked, METH_O,
+     "from_int_unchecked(value) -> UUID: an exact, untracked uuid.UUID of a 128-bit int."},
     {"bind", speedups_bind, METH_VARARGS,
      "bind(cls, unknown) -> bool: make values of cls; True when its slots are filled "
      "directly, False when cls(int=value) is called instead."},
