@@ -211,14 +211,14 @@ def namespace_bytes(namespace: UUID) -> bytes:
     return namespace.bytes
 
 
-#: The md5 and sha1 constructors by name, found on first use by :func:`_hash_constructor`.
+#: The hash constructors by name, found on first use by :func:`hash_constructor`.
 _HASH_CONSTRUCTORS: dict[str, Any] = {}
 
 
-def _hash_constructor(algorithm: str) -> Any:
-    """The constructor of ``algorithm`` (``"md5"`` or ``"sha1"``), loaded on first use.
+def hash_constructor(algorithm: str) -> Any:
+    """The constructor of the :mod:`hashlib` hash ``algorithm``, loaded on first use.
 
-    The interpreter's own module (``_md5``, ``_sha1``) where it was built with it, else
+    The interpreter's own module (``_md5``, ``_sha1``, ...) where it has one, else
     :mod:`hashlib`'s: the same digest, but hashlib's OpenSSL constructors look the algorithm
     up again on every call, a quarter to a half of a name-based UUID's time. Neither module is
     imported with uuidkit: loading OpenSSL is a large part of an import.
@@ -241,7 +241,7 @@ def build_v3(namespace: UUID, name: str | bytes) -> UUID:
     References: RFC 9562 §5.3, §6.5, Appendix A.2.
     """
     message = namespace_bytes(namespace) + name_bytes(name)
-    digest = _hash_constructor("md5")(message, usedforsecurity=False).digest()
+    digest = hash_constructor("md5")(message, usedforsecurity=False).digest()
     return from_int_unchecked(name_based_int(digest, 3))
 
 
@@ -251,7 +251,7 @@ def build_v5(namespace: UUID, name: str | bytes) -> UUID:
     References: RFC 9562 §5.5, §6.5, Appendix A.4.
     """
     message = namespace_bytes(namespace) + name_bytes(name)
-    digest = _hash_constructor("sha1")(message, usedforsecurity=False).digest()
+    digest = hash_constructor("sha1")(message, usedforsecurity=False).digest()
     return from_int_unchecked(name_based_int(digest, 5))
 
 

@@ -21,7 +21,14 @@ from uuid import UUID
 from uuidkit._accel import compiled
 from uuidkit._construct import from_int_unchecked
 from uuidkit.errors import InvalidField
-from uuidkit.layouts import build_v3, build_v5, name_based_int, name_bytes, namespace_bytes
+from uuidkit.layouts import (
+    build_v3,
+    build_v5,
+    hash_constructor,
+    name_based_int,
+    name_bytes,
+    namespace_bytes,
+)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
 if TYPE_CHECKING:
@@ -69,17 +76,9 @@ if TYPE_CHECKING:  # the digest signatures, for the type checker only
         def digest(self, length: int, /) -> bytes: ...
 
 
-def _constructor(name: str) -> Callable[[bytes], object]:
-    # hashlib is imported on first use: loading OpenSSL is a large part of `import uuidkit`.
-    import hashlib
-
-    constructor: Callable[[bytes], object] = getattr(hashlib, name)
-    return constructor
-
-
 def _fixed(name: str) -> Callable[[bytes], bytes]:
     def digest(data: bytes) -> bytes:
-        hashed: _FixedHash = _constructor(name)(data)  # type: ignore[assignment]
+        hashed: _FixedHash = hash_constructor(name)(data)
         return hashed.digest()
 
     return digest
@@ -87,7 +86,7 @@ def _fixed(name: str) -> Callable[[bytes], bytes]:
 
 def _shake(name: str) -> Callable[[bytes], bytes]:
     def digest(data: bytes) -> bytes:
-        hashed: _ExtendableHash = _constructor(name)(data)  # type: ignore[assignment]
+        hashed: _ExtendableHash = hash_constructor(name)(data)
         # RFC 9562 Appendix B.2: for SHAKE "the output hash MUST be 128 bits or larger".
         return hashed.digest(_DIGEST_BYTES)
 
