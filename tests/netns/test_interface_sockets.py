@@ -79,16 +79,15 @@ def _probe(network: Network, *extra: str) -> tuple[bool, dict[str, Any]]:
     return bool(ready["per_interface"]), report
 
 
+#: What the probe sends: one multicast and one unicast datagram on each link, named by it.
+SENT = ["group-e0", "group-e1", "unicast-e0", "unicast-e1"]
+
+
 def test_a_datagram_is_read_from_its_own_interfaces_socket_only(network: Network) -> None:
     per_interface, report = _probe(network)
     assert per_interface
     read = report["read"]
-    assert sorted(entry["data"] for entry in read) == [
-        "group-e0",
-        "group-e1",
-        "unicast-e0",
-        "unicast-e1",
-    ]
+    assert sorted(entry["data"] for entry in read) == SENT
     for entry in read:
         assert entry["socket"] == entry["arrived_on"] == entry["data"].rpartition("-")[2], read
     # Detaching an interface closes its sockets: its ports can be bound there again.
@@ -102,12 +101,7 @@ def test_the_shared_fallback_still_names_each_datagrams_interface(network: Netwo
     per_interface, report = _probe(network, "--shared")
     assert not per_interface
     read = report["read"]
-    assert sorted(entry["data"] for entry in read) == [
-        "group-e0",
-        "group-e1",
-        "unicast-e0",
-        "unicast-e1",
-    ]
+    assert sorted(entry["data"] for entry in read) == SENT
     for entry in read:
         assert entry["socket"] == "*", read
         assert entry["arrived_on"] == entry["data"].rpartition("-")[2], read
