@@ -37,8 +37,8 @@ from uuidkit.uiap.events import (
     MessageDropped,
 )
 from uuidkit.uiap.limits import RateLimiter
-from uuidkit.uiap.message import Message, MessageType
-from uuidkit.uiap.records import FloodRecord, FloodTable, SequenceNumbers, message_key
+from uuidkit.uiap.message import Message, MessageType, message_key
+from uuidkit.uiap.records import FloodRecord, FloodTable, SequenceNumbers
 
 if TYPE_CHECKING:
     import random

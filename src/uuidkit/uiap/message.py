@@ -42,6 +42,7 @@ __all__ = [
     "Message",
     "MessageID",
     "MessageType",
+    "message_key",
     "next_sequence",
     "sequence_distance",
 ]
@@ -85,6 +86,16 @@ class MessageType(enum.IntEnum):
     CLAIM_DENY = 0x1
 
 
+def message_key(device_id: int, sequence: int) -> int:
+    """The Message ID (device ID, sequence number) as one 96-bit number, as
+    :attr:`MessageID.value` gives it, without building the pair: the form a datagram's
+    octets 8-19 give directly.
+
+    References: UIAP §1.1 (Message ID), §4.1 (the header's octets 8-19).
+    """
+    return device_id << _SEQUENCE_BITS | sequence
+
+
 @dataclass(frozen=True, slots=True)
 class MessageID:
     """The 96-bit Message ID: (originating device ID, sequence number) (UIAP §1.1, §4.2.2.1).
@@ -98,7 +109,12 @@ class MessageID:
     @property
     def value(self) -> int:
         """The 96-bit number: device ID in the upper 64 bits, sequence number below."""
-        return self.device_id << _SEQUENCE_BITS | self.sequence
+        return message_key(self.device_id, self.sequence)
+
+    @classmethod
+    def of_key(cls, key: int) -> MessageID:
+        """The Message ID whose :attr:`value` is ``key``."""
+        return cls(key >> _SEQUENCE_BITS, key & (SEQUENCE_MODULUS - 1))
 
     def __str__(self) -> str:
         return f"{self.device_id:016x}/{self.sequence}"

@@ -21,17 +21,12 @@ from uuidkit.uiap.message import MessageID, next_sequence, sequence_distance
 if TYPE_CHECKING:
     import random
 
-#: A Message ID's sequence number is its low 32 bits (UIAP §4.1: 4 octets).
-_SEQUENCE_BITS = 32
-_SEQUENCE_MASK = SEQUENCE_MODULUS - 1
-
 __all__ = [
     "FloodRecord",
     "FloodTable",
     "SequenceNumbers",
     "TimerKey",
     "TimerQueue",
-    "message_key",
 ]
 
 
@@ -40,7 +35,7 @@ class FloodRecord:
     """One remembered Claim-Attempt (UIAP §2.4.2 "Store message record").
 
     ``key`` is the Message ID as its 96-bit number (:attr:`MessageID.value`: device ID
-    in the upper 64 bits, sequence number below; :func:`message_key`), the form a
+    in the upper 64 bits, sequence number below; ``message.message_key``), the form a
     datagram's octets 8-19 give directly; :attr:`message_id` is the pair.
     ``interface`` and ``sender`` are where the FIRST copy came from (§4.2.2.1 "MUST
     remember the sender of the first copy"); both are ``None`` for a flood this device
@@ -62,16 +57,7 @@ class FloodRecord:
     @property
     def message_id(self) -> MessageID:
         """The Message ID (originating device ID, sequence number) of the flood."""
-        return MessageID(self.key >> _SEQUENCE_BITS, self.key & _SEQUENCE_MASK)
-
-
-def message_key(device_id: int, sequence: int) -> int:
-    """The Message ID (device ID, sequence number) as one 96-bit number, as
-    :attr:`MessageID.value` gives it, without building the pair.
-
-    References: UIAP §1.1 (Message ID), §4.1 (the header's octets 8-19).
-    """
-    return device_id << _SEQUENCE_BITS | sequence
+        return MessageID.of_key(self.key)
 
 
 class FloodTable:
@@ -117,10 +103,6 @@ class FloodTable:
     def get(self, message_id: MessageID) -> FloodRecord | None:
         """The record of ``message_id``, or ``None`` when it is not (or no longer) known."""
         return self._records.get(message_id.value)
-
-    def get_by_value(self, message_id_value: int) -> FloodRecord | None:
-        """The record of the Message ID whose :attr:`MessageID.value` is given, or ``None``."""
-        return self._records.get(message_id_value)
 
     def add(self, record: FloodRecord) -> None:
         """Remember a new flood (the caller checked it is not known)."""
