@@ -112,13 +112,25 @@ def _constant_comments() -> dict[str, str]:
 _COMMENTS: dict[str, str] = {}
 
 
+def _type_name(value: Any) -> str:
+    """The name of ``value``'s type, the same on every version: an ``A | B`` alias is a
+    ``types.UnionType`` up to CPython 3.13 and a ``typing.Union`` from 3.14, and is shown as
+    ``Union`` on all of them."""
+    import types
+    import typing
+
+    if isinstance(value, types.UnionType) or typing.get_origin(value) is typing.Union:
+        return "Union"
+    return type(value).__name__
+
+
 def _constant_row(name: str, value: Any) -> str:
     if not _COMMENTS:
         _COMMENTS.update(_constant_comments())
     shown = repr(value)
     # A flag that depends on the environment (ACCELERATED) is shown by its type, not its value.
     if isinstance(value, bool) or " object at 0x" in shown or len(shown) > 60:
-        signature = f"`{name}: {type(value).__name__}`"
+        signature = f"`{name}: {_type_name(value)}`"
     else:
         signature = f"`{name} = {shown}`"
     comment = _COMMENTS.get(name, "")
@@ -143,7 +155,9 @@ def _signature(name: str, value: Any) -> str:
         return f"`{name}` enum: {members}".replace("|", "\\|")
     if inspect.isclass(value) or inspect.isroutine(value):
         try:
-            text = str(inspect.signature(value))
+            # A NamedTuple's fields under postponed annotations are ForwardRef('T') up to
+            # CPython 3.13 and T from 3.14: one text on every version.
+            text = re.sub(r"ForwardRef\('([^']*)'\)", r"\1", str(inspect.signature(value)))
         except (TypeError, ValueError):
             text = "(...)"
         text = re.sub(r" at 0x[0-9a-f]+", "", text)

@@ -148,21 +148,62 @@ def test_the_fast_canonical_form_is_the_standard_librarys(value: int) -> None:
     assert to_bytes(u) == u.bytes
 
 
-class _Odd(uuid.UUID):
-    """A subclass that writes itself its own way."""
+class _OwnStr(uuid.UUID):
+    """A subclass that writes its text its own way (without the base class's __str__, whose
+    route differs by version: CPython 3.14 builds it from ``hex``, which it builds from
+    ``bytes``; 3.11-3.13 from ``int``)."""
 
     def __str__(self) -> str:
-        return "odd:" + super().__str__()
+        digits = f"{self.int:032x}"
+        return f"odd:{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
+
+
+class _OwnBytes(uuid.UUID):
+    """A subclass that gives its own octets, and inherits every text form."""
 
     @property
     def bytes(self) -> bytes:
-        return b"odd" + super().bytes
+        return b"odd" + self.int.to_bytes(16, "big")
+
+
+class _OwnBoth(_OwnStr, _OwnBytes):
+    """Both: its own text and its own octets."""
 
 
 def test_a_subclass_keeps_its_own_str_and_bytes() -> None:
-    odd = _Odd(int=FIGURE_1.int)
+    odd = _OwnBoth(int=FIGURE_1.int)
     assert to_hyphenated(odd) == format_uuid(odd) == "odd:" + str(FIGURE_1)
+    assert to_urn(odd) == "urn:uuid:odd:" + str(FIGURE_1)
     assert to_bytes(odd) == b"odd" + FIGURE_1.bytes
+
+
+#: What each style is for any uuid.UUID, written from the instance's own methods as this
+#: interpreter's uuid module defines them (so a subclass's __str__ and bytes count, on every
+#: version, however that version derives hex, urn and bytes_le from them).
+_STYLE_FROM_ITS_OWN_METHODS: dict[str, Any] = {
+    "hyphenated": str,
+    "upper": lambda u: str(u).upper(),
+    "urn": lambda u: "urn:uuid:" + str(u),
+    "braced": lambda u: "{" + str(u) + "}",
+    "hex": lambda u: u.hex,
+    "int": lambda u: str(u.int),
+    "bytes_le": lambda u: u.bytes_le.hex(),
+}
+
+
+@settings(max_examples=200)
+@given(
+    value=st.integers(min_value=0, max_value=2**128 - 1),
+    cls=st.sampled_from([uuid.UUID, _OwnStr, _OwnBytes, _OwnBoth]),
+    style=st.sampled_from(sorted(_STYLE_FROM_ITS_OWN_METHODS)),
+)
+def test_every_style_respects_a_subclass(value: int, cls: type[uuid.UUID], style: str) -> None:
+    u = cls(int=value)
+    expected = _STYLE_FROM_ITS_OWN_METHODS[style](u)
+    assert format_uuid(u, style) == FORMAT_STYLES[style](u) == expected
+    assert to_bytes(u) == u.bytes
+    assert to_bytes_le(u) == u.bytes_le
+    assert to_int(u) == value
 
 
 def test_a_style_that_only_equals_hyphenated_is_hyphenated() -> None:

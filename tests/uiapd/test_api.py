@@ -6,10 +6,14 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from uuidkit.uiap.domain import DomainID
 from uuidkit.uiap.space import UIDSpace
 from uuidkit.uiapd.api import (
+    MAX_LINE_OCTETS,
+    MAX_NESTING_DEPTH,
     PROTOCOL_VERSION,
     APIError,
     ClaimParams,
@@ -17,6 +21,7 @@ from uuidkit.uiapd.api import (
     encode_error,
     encode_event,
     encode_reply,
+    nesting_depth,
     parse_claim_params,
     parse_request,
     space_from_json,
@@ -31,8 +36,21 @@ DID = "0fff:0000:0001:0080"
     [
         (b"{not json", ErrorCode.BAD_JSON, None),
         (b"\xff\xfe", ErrorCode.BAD_JSON, None),
-        # Nesting deep enough to exhaust the decoder's recursion, well under a line's cap.
-        pytest.param(b"[" * 60_000 + b"]" * 60_000, ErrorCode.BAD_JSON, None, id="deep-nesting"),
+        # Nesting past the API's own limit, well under a line's cap: refused whatever the json
+        # module of this version would make of it (3.13's recursion ran out; 3.14's does not).
+        pytest.param(b"[" * 20_000 + b"]" * 20_000, ErrorCode.BAD_JSON, None, id="deep-nesting"),
+        pytest.param(
+            b"[" * (MAX_NESTING_DEPTH + 1) + b"]" * (MAX_NESTING_DEPTH + 1),
+            ErrorCode.BAD_JSON,
+            None,
+            id="one-level-too-deep",
+        ),
+        pytest.param(
+            b'{"method": "list", "x": "' + b"a" * MAX_LINE_OCTETS + b'"}',
+            ErrorCode.LINE_TOO_LONG,
+            None,
+            id="too-long",
+        ),
         (b"[1, 2]", ErrorCode.BAD_REQUEST, None),
         (b'{"id": 1}', ErrorCode.BAD_REQUEST, "method"),
         (b'{"method": 3}', ErrorCode.BAD_REQUEST, "method"),
@@ -48,6 +66,45 @@ def test_request_errors(line: bytes, code: ErrorCode, field: str | None) -> None
         parse_request(line)
     assert caught.value.code is code
     assert caught.value.field == field
+
+
+def test_nesting_at_the_limit_reaches_the_request_checks() -> None:
+    # The body is one level; a value MAX_NESTING_DEPTH - 1 arrays deep makes the limit exactly.
+    deep = "[" * (MAX_NESTING_DEPTH - 1) + "]" * (MAX_NESTING_DEPTH - 1)
+    request = parse_request(f'{{"method": "list", "params": {{"x": 1}}, "y": {deep}}}'.encode())
+    assert request.method == "list"
+
+
+def test_brackets_inside_strings_do_not_nest() -> None:
+    tricky = "[" * 200 + '\\"{' * 50  # openers, escaped quotes and backslashes in a string
+    line = json.dumps({"method": "list", "params": {"note": tricky}}).encode()
+    assert nesting_depth(line) == 2
+    assert parse_request(line).params == {"note": tricky}
+
+
+def _depth_of(value: Any) -> int:
+    """The nesting depth of a decoded JSON value, by its definition (RFC 8259 §4, §5)."""
+    if isinstance(value, dict):
+        return 1 + max((_depth_of(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth_of(v) for v in value), default=0)
+    return 0
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(alphabet='[]{}"\\ab,:'),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(st.text(alphabet='[]{}"\\ab', max_size=4), children, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300)
+@given(value=_JSON_VALUES, ensure_ascii=st.booleans())
+def test_the_scanned_depth_is_the_depth_of_the_value(value: Any, ensure_ascii: bool) -> None:
+    assert nesting_depth(json.dumps(value, ensure_ascii=ensure_ascii).encode()) == _depth_of(value)
 
 
 def test_the_id_of_a_bad_request_is_kept_for_the_reply() -> None:

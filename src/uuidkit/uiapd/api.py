@@ -26,6 +26,7 @@ from __future__ import annotations
 import enum
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -39,6 +40,7 @@ __all__ = [
     "DEFAULT_LIFETIME_S",
     "DEFAULT_SOCKET",
     "MAX_LINE_OCTETS",
+    "MAX_NESTING_DEPTH",
     "METHODS",
     "PROTOCOL_VERSION",
     "SOCKET_ENV",
@@ -66,6 +68,11 @@ DEFAULT_SOCKET: Final = "/run/uuidkit/uiapd.sock"
 SOCKET_ENV: Final = "UUIDKIT_UIAP_SOCKET"
 #: Longest request or reply line, in octets including the newline.
 MAX_LINE_OCTETS: Final = 64 * 1024
+#: Deepest nesting of arrays and objects a request or reply may have. A request needs three
+#: levels (the body, ``params``, a space); the limit is the API's own, checked before the line
+#: reaches the ``json`` module, whose own limit varies by version (CPython 3.14's decoder no
+#: longer runs out of recursion on deep input).
+MAX_NESTING_DEPTH: Final = 32
 #: Lifetime of a claim when the request names none, in seconds.
 DEFAULT_LIFETIME_S: Final = 3600
 #: The methods a request may name; docs/uiap-api.md describes each.
@@ -149,21 +156,56 @@ class Request:
     params: Mapping[str, Any]
 
 
-def decode_line(line: bytes) -> dict[str, Any]:
+def decode_line(line: bytes, max_octets: int = MAX_LINE_OCTETS) -> dict[str, Any]:
     """One JSON object from one line; :class:`APIError` ``bad-json`` otherwise.
 
-    References: docs/uiap-api.md (Framing and versions); RFC 8259 (JSON).
+    The line's size (at most ``max_octets``, by default a request's :data:`MAX_LINE_OCTETS`:
+    ``line-too-long``) and its nesting
+    (at most :data:`MAX_NESTING_DEPTH`, ``bad-json``) are checked here, by this module, before
+    the ``json`` module parses it: the limits are the API's, the same on every version.
+
+    References: docs/uiap-api.md (Framing and versions); RFC 8259 §9 ("An implementation may
+    set limits on the size of texts that it accepts ... on the maximum depth of nesting").
     """
+    if len(line) > max_octets:
+        raise APIError(ErrorCode.LINE_TOO_LONG, f"line longer than {max_octets} octets")
+    # Counting the openers runs in C; only a line with more of them than the limit is scanned.
+    openers = line.count(b"[") + line.count(b"{")
+    if openers > MAX_NESTING_DEPTH and (depth := nesting_depth(line)) > MAX_NESTING_DEPTH:
+        raise APIError(
+            ErrorCode.BAD_JSON, f"JSON nested {depth} deep; at most {MAX_NESTING_DEPTH} allowed"
+        )
     try:
         value = json.loads(line.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
         raise APIError(ErrorCode.BAD_JSON, f"not UTF-8 JSON: {error}") from None
-    except RecursionError:
-        # json's decoder recurses once per nesting level: a short line of brackets is enough.
+    except RecursionError:  # not reached with the limit above; kept for a decoder that recurses
         raise APIError(ErrorCode.BAD_JSON, "JSON nested too deeply") from None
     if not isinstance(value, dict):
         raise APIError(ErrorCode.BAD_REQUEST, f"expected a JSON object, found {_kind(value)}")
     return value
+
+
+#: A JSON string (RFC 8259 §7: any escaped character, or anything but a quote or backslash),
+#: or one unterminated to the end of the line; what lies inside never opens a level.
+_JSON_STRING: Final = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\Z)', re.DOTALL)
+_BRACKET: Final = re.compile(rb"[\[\]{}]")
+
+
+def nesting_depth(line: bytes) -> int:
+    """The deepest nesting of arrays and objects in ``line`` (0 for a scalar), outside strings.
+
+    Malformed text gets a depth too (an unmatched closer counts as nothing); json rejects it
+    after. Linear in the line.
+    """
+    deepest = depth = 0
+    for match in _BRACKET.finditer(_JSON_STRING.sub(b'""', line)):
+        if match[0] in (b"[", b"{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif depth:
+            depth -= 1
+    return deepest
 
 
 def parse_request(line: bytes) -> Request:

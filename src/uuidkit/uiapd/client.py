@@ -302,7 +302,7 @@ class Client:
         line = bytes(self._buffer[:end])
         del self._buffer[: end + 1]
         try:
-            return decode_line(line)
+            return decode_line(line, MAX_REPLY_OCTETS)
         except APIError as error:
             raise APIError(ErrorCode.BAD_REPLY, f"reply: {error}") from None
 
@@ -441,7 +441,7 @@ class AsyncClient:
             await self.close()
             raise APIError(ErrorCode.BAD_REPLY, "reply longer than the client accepts") from None
         try:
-            return decode_line(line)
+            return decode_line(line, MAX_REPLY_OCTETS)
         except APIError as error:
             raise APIError(ErrorCode.BAD_REPLY, f"reply: {error}") from None
 
