@@ -102,50 +102,65 @@ def test_the_distribution_name_is_one_the_index_accepts() -> None:
     assert f"pip install {name}" in readme and "import uuidkit" in readme
 
 
-#: Each step of .ci/run (a pattern of its command) and how the README's CI paragraph names it.
+#: Each step of .ci/run (a pattern of the command its ``step`` line runs) and how
+#: docs/development.md, the contributors' page, names it.
 CI_STEPS = [
-    (r"^\.ci/suite --check \S+ 3\.1[23]$", "checks that CPython 3.12 and 3.13 are present"),
-    (r"apt-get update", "installs"),
-    (r"apt-get install .*\bpostgresql\b", "PostgreSQL server"),
-    (r"tools/build-postgresql18\.sh", "builds PostgreSQL 18 from Debian's source package"),
-    (r"apt-get install .*\bnftables\b", "nftables"),
-    (r"apt-get install .*\bsystemd\b", "systemd for `systemd-analyze verify`"),
-    (r"apt-get install .*\bprometheus\b", "prometheus for `promtool check metrics`"),
-    (r"debconf-set-selections", "no setuid `dumpcap`"),
-    (r"apt-get install .*\btshark tcpdump\b", "tshark and tcpdump for the Wireshark dissector"),
-    (r"apt-get install .*\betcd-server\b", "etcd"),
-    (r"apt-get install .*\bopenjdk-17-jre-headless\b", "Java 17"),
-    (r"pip install --quiet 'pyspark", "PySpark"),
-    (r"pip install --quiet 'setuptools>=77' wheel", "setuptools 77"),
-    (r"-Wall -Wextra -Werror.*build_ext --inplace", "builds the C accelerator in place"),
-    (r"pip install --quiet -e '\.\[test\]' && python3 -m pytest -q", "runs the second command"),
-    (r"^UUIDKIT_PURE=1 python3 -m pytest -q", "`UUIDKIT_PURE=1`"),
-    (r"python3 -m pytest -q -m slow", "slow tests once (`-m slow`)"),
-    (r"^\.ci/suite \S+ 3\.1[23] -m \"not slow\"$", "3.12 and 3.13 in fresh venvs (`.ci/suite`)"),
-    (r"^\.ci/freethreaded$", "free-threaded CPython 3.13t with the GIL off"),
+    (r"^system_packages$", "installed once per machine"),
+    (r"^pg18$", "`tools/build-postgresql18.sh`"),
+    (r"^tools/build-debian-tree\.sh forky$", "`tools/build-debian-tree.sh forky`"),
+    (r"^tools/build-cpython-ft\.sh$", "`tools/build-cpython-ft.sh`"),
+    (r"^readme_install$", "the README's `pip install -e '.[test]'`, PySpark"),
+    (r"^build$", "`-Wall -Wextra -Werror`"),
+    (r"ruff check \.$", "`ruff check`"),
+    (r"ruff format --check \.$", "`ruff format --check`"),
+    (r"mypy --strict$", "`mypy --strict`"),
+    (r"UUIDKIT_REQUIRE_SPEEDUPS=1 python3 -m pytest -q$", "the README's test command"),
+    (r"UUIDKIT_PURE=1 python3 -m pytest -q$", "`UUIDKIT_PURE=1`"),
+    (r"python3 -m pytest -q -m slow$", "(`-m slow`)"),
+    (r"^\.ci/suite 3\.1[23]$", "`.ci/suite 3.12`, `.ci/suite 3.13`"),
+    (r"^\.ci/forky 3\.1[45]$", "`.ci/forky 3.14`, `.ci/forky 3.15`"),
+    (r"^\.ci/freethreaded$", "`.ci/freethreaded`"),
+    (r"^\.ci/aarch64$", "`.ci/aarch64`"),
     (r"^\.ci/dist$", "`.ci/dist`"),
-    (r"ruff check \.", "`ruff check`"),
-    (r"ruff format --check \.", "`ruff format --check`"),
-    (r"mypy --strict", "`mypy --strict`"),
-    (r"bench/bench_db\.py --quick --no-plot", "`bench/bench_db.py --quick"),
+    (r"^\.ci/dist-aarch64$", "`.ci/dist-aarch64`"),
+    (r"bench/bench_db\.py --quick --no-plot$", "`bench/bench_db.py --quick --no-plot`"),
 ]
 
 
-def _ci_commands() -> list[str]:
+def _ci_steps() -> list[str]:
+    """The command of each ``step "NAME" COMMAND...`` line of .ci/run."""
     text = (ROOT / ".ci" / "run").read_text(encoding="utf-8").replace("\\\n", " ")
-    commands = []
+    steps = []
     for line in text.splitlines():
         line = re.sub(r"\s+", " ", line).strip()
-        if line and not line.startswith(("#", "set ", "cd ", "export ", "unset ")):
-            commands.append(line)
-    return commands
+        if line.startswith("step "):
+            steps.append(re.sub(r'^step "[^"]*" ', "", line))
+    return steps
 
 
-def test_the_readme_describes_every_step_of_ci() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    paragraph = re.sub(r"\s+", " ", readme[readme.index("CI (`.ci/run`") :].split("\n\n")[0])
-    unexplained = [c for c in _ci_commands() if not any(re.search(p, c) for p, _ in CI_STEPS)]
-    assert not unexplained, f"steps of .ci/run the README does not describe: {unexplained}"
+def test_the_contributors_page_describes_every_step_of_ci() -> None:
+    page = re.sub(r"\s+", " ", (ROOT / "docs" / "development.md").read_text(encoding="utf-8"))
+    steps = _ci_steps()
+    assert len(steps) >= 15, steps
+    unexplained = [c for c in steps if not any(re.search(p, c) for p, _ in CI_STEPS)]
+    assert not unexplained, f"steps of .ci/run docs/development.md does not describe: {unexplained}"
     for pattern, phrase in CI_STEPS:
-        if any(re.search(pattern, command) for command in _ci_commands()):
-            assert phrase in paragraph, f"the README's CI paragraph lacks {phrase!r}"
+        if any(re.search(pattern, command) for command in steps):
+            assert phrase in page, f"docs/development.md lacks {phrase!r}"
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").replace("\\\n", " ")
+    packages = re.search(r"ensure_debs ([^\n]*)", ci)
+    assert packages, "no ensure_debs line in .ci/run"
+    for package in re.sub(r"\s+", " ", packages[1]).split():
+        name = {"openjdk-17-jre-headless": "Java 17", "etcd-server": "etcd"}.get(package, package)
+        name = {"postgresql": "PostgreSQL", "gcc-aarch64-linux-gnu": "aarch64 cross-compiler"}.get(
+            name, name
+        )
+        if package.startswith(("qemu", "binfmt")):
+            name = "qemu"
+        assert name in page, f"docs/development.md does not name the package {package}"
+
+
+def test_the_readme_leaves_ci_to_the_contributors_page() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "docs/development.md" in readme
+    assert "CI (`.ci/run`" not in readme

@@ -24,6 +24,9 @@ check() {  # TREE: does it hold what its kind promises?
     esac
 }
 
+mkdir -p "$cache"
+exec 9>>"$cache/.debian-$kind.lock"  # a second caller waits for the first build
+flock 9
 if check "$tree" 2>/dev/null; then
     echo "$tree"
     exit 0
@@ -38,7 +41,6 @@ fi
         apt-get update -qq
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mmdebstrap >/dev/null
     }
-    mkdir -p "$cache"
     work=$(mktemp -d "$cache/.debian-$kind.XXXXXX")
     trap 'rm -rf "$work"' EXIT
     case $kind in

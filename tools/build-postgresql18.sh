@@ -14,35 +14,37 @@ set -euo pipefail
 cache=${UUIDKIT_CACHE:-/opt/uuidkit-cache}
 prefix=$cache/postgresql-18
 
+# The pin: upstream 18.6 and its tarball's SHA-256 (tools/fetch-debian-source.sh).
+upstream=18.6
+sha256=555610c24d53e4316da5b7d3fc25c279d96856d5e0e23ee308c328c5fa881d9f
 server_is_18() {
-    "$1/bin/postgres" --version 2>/dev/null | grep -q '(PostgreSQL) 18\.'
+    "$1/bin/postgres" --version 2>/dev/null | grep -q "(PostgreSQL) ${upstream//./\\.}\$"
 }
 
+mkdir -p "$cache"
+exec 9>>"$cache/.postgresql-18.lock"  # a second caller waits for the first build
+flock 9
 if server_is_18 "$prefix"; then
     echo "$prefix/bin"
     exit 0
 fi
 {
-    sources=/etc/apt/sources.list.d/uuidkit-forky-src.sources
-    if [ ! -f "$sources" ]; then
-        printf '%s\n' 'Types: deb-src' 'URIs: http://deb.debian.org/debian' 'Suites: forky' \
-            'Components: main' 'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' \
-            >"$sources"
-    fi
-    apt-get update -qq
+    here=$(cd "$(dirname "$0")" && pwd)
     # Since PostgreSQL 17 the release tarball no longer carries its generated parsers, so
     # bison and flex are needed; ICU, readline and zlib are left out (a test cluster needs
     # none of them).
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential pkg-config \
-        bison flex >/dev/null
+    if ! command -v bison >/dev/null || ! command -v flex >/dev/null || ! command -v pkg-config >/dev/null; then
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential pkg-config \
+            bison flex >/dev/null
+    fi
     mkdir -p "$cache"
     work=$(mktemp -d)
     staged=$(mktemp -d "$cache/.postgresql-18.XXXXXX")
     trap 'rm -rf "$work" "$staged"' EXIT
     cd "$work"
-    apt-get source --download-only --tar-only postgresql-18 >/dev/null 2>&1
-    tar -xf postgresql-18_*.orig.tar.*
-    cd postgresql-18*/
+    tar -xf "$("$here/fetch-debian-source.sh" forky postgresql-18 "$upstream" "$sha256" "$work")"
+    cd "postgresql-$upstream"
     # The prefix is the final path (the server finds its share/ and lib/ relative to it);
     # DESTDIR stages the files so that only a complete tree is moved there.
     ./configure --prefix="$prefix" --without-icu --without-readline --without-zlib >/dev/null

@@ -81,6 +81,7 @@ def test_prediction_bounds_on_a_line() -> None:
     assert predict_wrong_grants(line, 0.0, random.Random(3), pairs=5).upper == 0.0
 
 
+@pytest.mark.slow  # 40-170 s of CPU: with the soak and loss runs, not in the default run
 def test_a_smaller_scale_run() -> None:
     # The site-scale run (3,000 devices) is bench/bench_simulator.py; this is its shape at 200.
     scenario = Scenario(topology="segment_tree", devices=200, claims=30, spaces=10, seed=3)
