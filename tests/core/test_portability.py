@@ -1,7 +1,7 @@
 """Beyond Linux: the core, the generators and the state files on a platform without POSIX.
 
 A fresh interpreter is given what Windows lacks before ``import uuidkit``: the POSIX-only
-modules (``fcntl``, ``termios``, ``pwd``, ``grp``, ``resource``, ``posix``...) cannot be
+modules (``fcntl``, ``termios``, ``pwd``, ``grp``, ``resource``...) cannot be
 imported, and the POSIX-only functions and constants (``os.register_at_fork``,
 ``os.O_NOFOLLOW``, ``os.O_NONBLOCK``, ``os.O_CLOEXEC``, ``os.geteuid``, ``os.fchmod``,
 ``time.clock_gettime``, ``socket.AF_UNIX``, ``select.epoll``...) are gone. There, every
@@ -41,16 +41,16 @@ LOCATION = str(Path(uuidkit.__file__).resolve().parent.parent)
 
 PATHS = pytest.mark.parametrize("pure", ["0", "1"], ids=["default-path", "pure-path"])
 
-#: Modules a Windows CPython does not have (that uuidkit could plausibly reach for).
+#: Modules a Windows CPython does not have, that uuidkit could reach for. Not ``posix``
+#: itself: ``os.name`` stays ``"posix"`` here, and the standard library imports ``posix``
+#: on that say-so (``shutil``), where on Windows it would take its ``nt`` path instead.
 POSIX_ONLY_MODULES = [
     "_curses",
-    "_posixshmem",
     "crypt",
     "curses",
     "fcntl",
     "grp",
     "nis",
-    "posix",
     "pty",
     "pwd",
     "readline",
@@ -337,6 +337,47 @@ def test_importing_the_core_generators_and_state_files_loads_no_posix_only_modul
     another POSIX-only module) at import time, even guarded: they are imported where used."""
     loaded = set(json.loads(_child(_IMPORT_EVERYTHING, pure)))
     assert "uuidkit.generators.statefile" in loaded
-    # posix is the interpreter's own (os is built on it); every other one is uuidkit's doing.
-    unexpected = loaded.intersection(POSIX_ONLY_MODULES) - {"posix"}
-    assert not unexpected, sorted(unexpected)
+    assert loaded.isdisjoint(POSIX_ONLY_MODULES), sorted(loaded.intersection(POSIX_ONLY_MODULES))
+
+
+#: Runs the ``uuidkit`` command (``python -m uuidkit``) after ``_WITHOUT_POSIX``.
+_COMMAND = """
+import runpy, sys
+sys.argv[0] = "uuidkit"
+runpy.run_module("uuidkit", run_name="__main__")
+"""
+
+
+def _uuidkit_without_posix(pure: str, *arguments: str) -> subprocess.CompletedProcess[str]:
+    prelude = _WITHOUT_POSIX.format(modules=POSIX_ONLY_MODULES, names=POSIX_ONLY_NAMES)
+    return subprocess.run(
+        [sys.executable, "-S", "-c", prelude + _COMMAND, *arguments],
+        env=_environment(pure),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@PATHS
+def test_without_posix_the_command_generates_and_refuses_state_files_by_name(
+    pure: str, tmp_path: Path
+) -> None:
+    """The ``uuidkit`` command in the same child: ``gen`` and ``inspect`` work, ``state show``
+    ends with the refusal (exit status 2, no traceback). Fails if the command's modules
+    import a POSIX-only module at import time, or a state file is opened without POSIX."""
+    generated = _uuidkit_without_posix(
+        pure, "gen", "-v", "5", "--namespace", "dns", "--name", "www.example.com"
+    )
+    assert generated.returncode == 0, generated.stderr
+    assert generated.stdout == "2ed6657d-e927-568b-95e1-2665a8aea6a2\n"
+
+    inspected = _uuidkit_without_posix(pure, "inspect", "017F22E2-79B0-7CC3-98C4-DC0C0C07398F")
+    assert inspected.returncode == 0, inspected.stderr
+    assert "2022-02-22T19:22:22.000Z" in inspected.stdout
+
+    refused = _uuidkit_without_posix(pure, "state", "show", str(tmp_path / "demo.state"))
+    assert refused.returncode == 2, refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert "needs POSIX file locking" in refused.stderr and "fcntl.flock" in refused.stderr
+    assert list(tmp_path.iterdir()) == []
