@@ -70,6 +70,7 @@ __all__ = [
     "lock_operations",
     "make_private_directory",
     "missing_posix_features",
+    "posix_flag",
     "require_posix_files",
     "write_all",
 ]
