@@ -31,6 +31,12 @@ never make the process hang. :class:`SafeFile` does it for all of them:
 * **One fault-injection seam**: every system call goes through a :class:`FileSystem`, whose
   methods tests replace to inject a full disk, an I/O error, a short write or a crash
   between two steps, or to model what survives a power loss.
+* **POSIX or nothing**: the guarantees above rest on ``flock``, ``O_NOFOLLOW``,
+  ``O_NONBLOCK``, ``O_CLOEXEC``, ``O_NOCTTY`` and the effective user ID. A platform without
+  them (Windows) gets no weaker file: :class:`SafeFile` refuses at construction with an
+  :class:`UnsupportedPlatformError` naming the platform and what it lacks
+  (:func:`missing_posix_features`). ``fcntl`` is imported where it is used, never when this
+  module is imported, so importing it works everywhere.
 
 This module imports nothing from uuidkit but its errors and :mod:`uuidkit._system` (the
 entropy for names), so every layer may use it.
@@ -42,9 +48,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import os
 import stat
+import sys
 from collections.abc import Callable
 from typing import Final
 
@@ -57,10 +63,15 @@ __all__ = [
     "OversizedFileError",
     "SafeFile",
     "UnsafeStateError",
+    "UnsupportedPlatformError",
     "check_directory",
     "check_file",
     "file_type",
+    "lock_operations",
     "make_private_directory",
+    "missing_posix_features",
+    "posix_flag",
+    "require_posix_files",
     "write_all",
 ]
 
@@ -73,9 +84,32 @@ _TOKEN_OCTETS: Final = 8
 _HEX: Final = frozenset("0123456789abcdef")
 #: Names tried before giving up when cleaners keep taking the new temporary file.
 _CREATE_ATTEMPTS: Final = 8
-_READ_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
-_CREATE_FLAGS: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-_LOCK_NOW: Final = fcntl.LOCK_EX | fcntl.LOCK_NB
+#: The names of :mod:`os` this module's guarantees rest on (POSIX; Windows has none of them).
+_POSIX_OS_NAMES: Final = ("O_NOFOLLOW", "O_NONBLOCK", "O_CLOEXEC", "O_NOCTTY", "geteuid")
+
+
+def posix_flag(name: str) -> int:
+    """The :mod:`os` open flag ``name``, or 0 where the platform lacks it.
+
+    Only for flags computed when a module is imported: where one is missing
+    :func:`require_posix_files` refuses before any file is opened with it.
+
+    References: RFC 9562 §6.3.
+    """
+    value: int = getattr(os, name, 0)
+    return value
+
+
+_READ_FLAGS: Final = (
+    os.O_RDONLY
+    | posix_flag("O_NOFOLLOW")
+    | posix_flag("O_NONBLOCK")
+    | posix_flag("O_CLOEXEC")
+    | posix_flag("O_NOCTTY")
+)
+_CREATE_FLAGS: Final = (
+    os.O_WRONLY | os.O_CREAT | os.O_EXCL | posix_flag("O_NOFOLLOW") | posix_flag("O_CLOEXEC")
+)
 
 
 class UnsafeStateError(StateFileError):
@@ -84,6 +118,62 @@ class UnsafeStateError(StateFileError):
 
     References: RFC 9562 §6.3.
     """
+
+
+class UnsupportedPlatformError(StateFileError, NotImplementedError):
+    """A platform without what uuidkit's small files rest on (``fcntl.flock``,
+    ``O_NOFOLLOW``, the effective user ID...): Windows. Refused rather than weakened.
+
+    A :class:`NotImplementedError` (the feature is missing on this platform) and a
+    :class:`~uuidkit.StateFileError` (so a :class:`ValueError`, as every uuidkit error).
+
+    References: RFC 9562 §6.3.
+    """
+
+
+def missing_posix_features() -> tuple[str, ...]:
+    """What this platform lacks of what :class:`SafeFile` and the state files' lock need,
+    by name (``"fcntl.flock"``, ``"os.O_NOFOLLOW"``...); empty on Linux and macOS.
+
+    ``fcntl`` is imported here, when a file is about to be used, not when the module is.
+
+    References: RFC 9562 §6.3.
+    """
+    missing = []
+    try:
+        import fcntl  # POSIX only: imported where it is used, never at module import
+    except ImportError:
+        missing.append("fcntl.flock")
+    else:
+        del fcntl  # present: that is all this asks
+    missing.extend(f"os.{name}" for name in _POSIX_OS_NAMES if not hasattr(os, name))
+    return tuple(missing)
+
+
+def require_posix_files(path: str, kind: str = "state file") -> None:
+    """Raise :class:`UnsupportedPlatformError` for ``path`` unless this platform has all
+    :class:`SafeFile` needs (see :func:`missing_posix_features`).
+
+    References: RFC 9562 §6.3.
+    """
+    missing = missing_posix_features()
+    if missing:
+        raise UnsupportedPlatformError(
+            f"{path}: a uuidkit {kind} needs POSIX file locking and safe opens, and this "
+            f"platform ({sys.platform}) lacks {', '.join(missing)}; not opened"
+        )
+
+
+def lock_operations() -> tuple[int, int]:
+    """``flock`` operations: (take the exclusive lock without waiting, release it).
+
+    Imports ``fcntl`` when called (a file is in use, so :func:`require_posix_files` passed).
+
+    References: RFC 9562 §6.3.
+    """
+    import fcntl  # POSIX only: imported where it is used, never at module import
+
+    return fcntl.LOCK_EX | fcntl.LOCK_NB, fcntl.LOCK_UN
 
 
 class OversizedFileError(StateFileError):
@@ -143,6 +233,8 @@ class FileSystem:
         os.mkdir(path, mode)
 
     def flock(self, descriptor: int, operation: int) -> None:
+        import fcntl  # POSIX only: imported where it is used, never at module import
+
         fcntl.flock(descriptor, operation)
 
     def token(self) -> str:
@@ -267,6 +359,9 @@ class SafeFile:
     permission bits the file must not have (a secret: 0o077); ``root_may_own``: a file root
     owns is read too.
 
+    Raises :class:`UnsupportedPlatformError` on a platform without ``flock``, ``O_NOFOLLOW``
+    and the rest of what the module's guarantees rest on (Windows).
+
     References: RFC 9562 §6.3; RFC 4122 §4.2.1.3.
     """
 
@@ -283,6 +378,7 @@ class SafeFile:
         root_may_own: bool = False,
     ) -> None:
         self.path = os.fspath(path)
+        require_posix_files(self.path, kind)
         self.directory, self.name = os.path.split(os.path.abspath(self.path))
         self.fs = fs if fs is not None else FileSystem()
         self.durable = durable
@@ -449,7 +545,7 @@ class SafeFile:
             temporary = os.path.join(self.directory, f".{self.name}.{self.fs.token()}{_SUFFIX}")
             descriptor = self.fs.open(temporary, _CREATE_FLAGS, 0o600)
             try:
-                self.fs.flock(descriptor, _LOCK_NOW)
+                self.fs.flock(descriptor, lock_operations()[0])
                 if self.fs.fstat(descriptor).st_nlink > 0:
                     return descriptor, temporary
             except BlockingIOError:
@@ -508,7 +604,7 @@ class SafeFile:
         except OSError:
             return False
         try:
-            self.fs.flock(descriptor, _LOCK_NOW)
+            self.fs.flock(descriptor, lock_operations()[0])
             opened = self.fs.fstat(descriptor)
             now = self.fs.lstat(path)
             same = {(s.st_dev, s.st_ino) for s in (seen, opened, now)}

@@ -17,7 +17,8 @@ hand one value to two of them, so there every pool hands out its values under a 
 
 Fork: a child process must never hand out the values its parent still had buffered (that
 is how worker pools produce duplicate UUIDs). :func:`os.register_at_fork` empties every
-pool in the child; generators register their own reset hooks the same way.
+pool in the child; generators register their own reset hooks the same way. A platform
+without ``fork`` (Windows) has no such hook and needs none: a new process starts afresh.
 
 References: RFC 9562 §6.9 (Unguessability), §6.1 (Timestamp Considerations).
 """
@@ -148,7 +149,9 @@ def _reset_all_pools_in_child() -> None:
             pool.reset()
 
 
-os.register_at_fork(after_in_child=_reset_all_pools_in_child)
+# A platform without fork (Windows) has no os.register_at_fork, and no child to protect.
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_all_pools_in_child)
 
 #: The process-wide pool used by the module-level functions.
 POOL = EntropyPool()

@@ -128,7 +128,9 @@ def _reset_all_after_fork() -> None:
             generator.reset_after_fork()
 
 
-os.register_at_fork(after_in_child=_reset_all_after_fork)
+# A platform without fork (Windows) has no os.register_at_fork, and no child to reset.
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_all_after_fork)
 
 
 def check_count(count: object) -> int:

@@ -28,6 +28,12 @@ created while holding it without splitting the lock in two.
 A file that is missing or fails a format check is "state unavailable": the caller gets
 ``None`` and a :class:`StateUnavailableWarning`, never an exception.
 
+**POSIX only.** The lock and the safe opens need ``fcntl.flock``, ``O_NOFOLLOW`` and the
+effective user ID; on a platform without them (Windows) :class:`StateFile` refuses at
+construction with an :class:`UnsupportedPlatformError` (a ``NotImplementedError`` and a
+:class:`~uuidkit.StateFileError`) naming the platform and what it lacks, before any file is
+made. Importing this module works everywhere: ``fcntl`` is imported where it is used.
+
 References: RFC 9562 §6.3; RFC 4122 §4.2.1.1, §4.2.1.3, §4.2.1.4.
 """
 
@@ -35,7 +41,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -48,7 +53,11 @@ from uuidkit._safefile import (
     OversizedFileError,
     SafeFile,
     UnsafeStateError,
+    UnsupportedPlatformError,
     check_file,
+    lock_operations,
+    posix_flag,
+    require_posix_files,
 )
 from uuidkit.errors import StateFileError
 from uuidkit.generators._statetext import (
@@ -67,6 +76,7 @@ __all__ = [
     "StateUnavailableWarning",
     "StoredState",
     "UnsafeStateError",
+    "UnsupportedPlatformError",
     "load_regular_file",
     "read_state_file",
 ]
@@ -106,11 +116,16 @@ def warn_unavailable(path: Path, reason: str) -> None:
     )
 
 
-_LOCK_FLAGS: Final = os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_LOCK_FLAGS: Final = (
+    os.O_RDWR | posix_flag("O_NOFOLLOW") | posix_flag("O_NONBLOCK") | posix_flag("O_CLOEXEC")
+)
 
 
 class StateFile:
     """A state file on disk, with its lock file, read and written as the module describes.
+
+    Raises :class:`UnsupportedPlatformError` on a platform without POSIX file locking
+    (Windows).
 
     References: RFC 9562 §6.3; RFC 4122 §4.2.1.1-§4.2.1.4.
     """
@@ -132,6 +147,7 @@ class StateFile:
                 f"lock_timeout_ms: expected an int >= 0, found {lock_timeout_ms!r}"
             )
         self.path = Path(path)
+        require_posix_files(str(self.path))
         self.lock_path = self.path.with_name(self.path.name + ".lock")
         #: fsync file and directory on every write (off only for throw-away tests).
         self.durable = durable
@@ -272,7 +288,7 @@ class StateFile:
         try:
             while True:
                 try:
-                    self.fs.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    self.fs.flock(descriptor, lock_operations()[0])
                 except BlockingIOError:
                     remaining = deadline - self._monotonic_ns()
                     if remaining <= 0:
@@ -324,7 +340,7 @@ class StateFile:
 
     def __exit__(self, *exc_info: object) -> None:
         if self._lock_fd is not None:
-            self.fs.flock(self._lock_fd, fcntl.LOCK_UN)
+            self.fs.flock(self._lock_fd, lock_operations()[1])
 
     def reopen_after_fork(self) -> None:
         """Drop the inherited lock descriptor: a flock is shared by parent and child otherwise.
