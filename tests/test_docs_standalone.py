@@ -164,3 +164,13 @@ def test_the_readme_leaves_ci_to_the_contributors_page() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "docs/development.md" in readme
     assert "CI (`.ci/run`" not in readme
+
+
+def test_the_classifiers_name_every_python_ci_runs() -> None:
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    tested = {"3.11"} | set(re.findall(r"\.ci/(?:suite|forky) (3\.\d+)", ci))
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    named = {c.rsplit(" :: ", 1)[1] for c in project["classifiers"] if c.count(" :: ") == 2}
+    assert tested <= named, f"CI runs {sorted(tested - named)}, which no classifier names"
+    assert "Programming Language :: Python :: Free Threading :: 2 - Beta" in project["classifiers"]
+    assert "tools/build-cpython-ft.sh" in ci or ".ci/freethreaded" in ci
