@@ -58,4 +58,4 @@ def test_uuid8_keeps_the_low_bits_of_a_part_as_the_standard_library_does(
     with pytest.raises(InvalidField, match=rf"custom_{part}"):
         uuidkit.build_v8(**strict)
     with pytest.raises(InvalidField, match=rf"^{part}: expected an int, found float"):
-        uuid8(**{part: 1.0})
+        uuid8(**{part: 1.0})  # type: ignore[arg-type]
