@@ -92,7 +92,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer(
         "public API",
         "`import uuidkit`; loads generators and arrays lazily",
-        ("__init__.py",),
+        ("__init__.py", "_stdlib_main.py"),
         ("errors", "system", "accelerator", "UUID core", "generators", "arrays"),
         CLOCK_AND_ENTROPY,
     ),

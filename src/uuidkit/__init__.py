@@ -10,7 +10,8 @@ draft-white-zeroconf-uiap-00.
 from __future__ import annotations
 
 # The rest of the standard library's uuid namespace, with its own meanings: ``import uuidkit
-# as uuid`` works for code written against Python 3.14's uuid module.
+# as uuid`` works for code written against the uuid module of Python 3.11 to 3.15 (``main``,
+# its command line, is uuidkit._stdlib_main's).
 from uuid import (
     RESERVED_FUTURE,
     RESERVED_MICROSOFT,
@@ -22,6 +23,7 @@ from uuid import (
 )
 
 from uuidkit._accel import SPEEDUPS as _SPEEDUPS
+from uuidkit._stdlib_main import main
 from uuidkit.encodings import decode, encode
 from uuidkit.errors import (
     ClockRegressionError,
@@ -186,6 +188,7 @@ __all__ = [
     "getnode",
     "is_max",
     "is_nil",
+    "main",
     "parse",
     "timestamp_datetime",
     "timestamp_ns",

@@ -38,6 +38,7 @@ __all__ = [
     "pack_frame",
     "require_version",
     "stamp",
+    "stdlib_int",
     "unpack_frame",
     "version_bits",
 ]
@@ -137,6 +138,21 @@ def check_field(name: str, value: int, bits: int) -> int:
             f"{name}: expected 0 <= {name} < 2**{bits}, found {describe_int(exact)}", name
         )
     return exact
+
+
+def stdlib_int(name: str, value: object) -> int:
+    """``value`` as the standard library's uuid functions take a number: any ``int``.
+
+    Unlike :func:`check_field`, ``bool`` counts as 0 or 1 (the standard library computes
+    with ``&`` and ``|``, where ``True`` is 1); an int subclass gives its exact int. Anything
+    else raises :class:`InvalidField` naming ``name``. Callers then keep the low bits or
+    check the range, each as the standard library's function of that name does.
+
+    References: RFC 9562 §5 (every field has a fixed width).
+    """
+    if not isinstance(value, int):
+        raise InvalidField(f"{name}: expected an int, found {type(value).__name__}", name)
+    return int.__index__(value)
 
 
 def describe_int(value: int) -> str:

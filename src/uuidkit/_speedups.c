@@ -700,7 +700,10 @@ static PyMethodDef core_methods[] = {
     {"uuid8", (PyCFunction)(void (*)(void))speedups_uuid8, METH_FASTCALL | METH_KEYWORDS,
      "uuid8($module, /, a=None, b=None, c=None)\n--\n\n"
      "A UUIDv8 with custom_a = ``a`` (48 bits), custom_b = ``b`` (12), custom_c = ``c`` (62).\n\n"
-     "Each part left as ``None`` is filled from the CSPRNG.\n\n"
+     "Each part left as ``None`` is filled from the CSPRNG. As the standard library's, a "
+     "part keeps its low bits (a negative one in two's complement); a part that is not an "
+     "int raises :class:`~uuidkit.InvalidField`. :func:`~uuidkit.build_v8` refuses "
+     "out-of-range parts.\n\n"
      "References: RFC 9562 §5.8."},
     {NULL, NULL, 0, NULL},
 };

@@ -628,6 +628,11 @@ static PyTypeObject core_type = {
    functions below: plain builtin functions whose self is this module, so they pickle, copy
    and serialize by name and offer no method that could touch the shared state. */
 static PyObject *default_cores[2]; /* [0]: version 1, [1]: version 6 */
+/* The Python functions behind uuid1(node, clock_seq) and uuid6(node, clock_seq) with
+   arguments: they take the arguments as the standard library's functions do (uuid6 keeps the
+   low 48 / 14 bits, uuid1 the low 14 bits of clock_seq) and then call the core's strict
+   next(). Published with the core; a call with no arguments never reaches them. */
+static PyObject *stdlib_paths[2];
 
 static PyObject *default_next(int which, const char *name, PyObject *const *args,
                               Py_ssize_t nargs, PyObject *kwnames)
@@ -641,9 +646,12 @@ static PyObject *default_next(int which, const char *name, PyObject *const *args
         }
         core = default_cores[which];
     }
-    if (core == NULL) {
+    if (core == NULL || stdlib_paths[which] == NULL) {
         PyErr_Format(PyExc_RuntimeError, "%s: the default generator is not published", name);
         return NULL;
+    }
+    if (nargs != 0 || kwnames != NULL) {
+        return PyObject_Vectorcall(stdlib_paths[which], args, (size_t)nargs, kwnames);
     }
     return core_next(core, args, nargs, kwnames);
 }
@@ -662,11 +670,20 @@ static PyObject *speedups_uuid6(PyObject *module, PyObject *const *args, Py_ssiz
     return default_next(1, "uuid6", args, nargs, kwnames);
 }
 
-/* _publish_default_gregorian(core): the core behind uuid1() or uuid6() (by its version);
-   once per process, never replaced. */
-static PyObject *publish_default_gregorian(PyObject *module, PyObject *object)
+/* _publish_default_gregorian(core, stdlib_path): the core behind uuid1() or uuid6() (by its
+   version) and the function their calls with arguments go to; once per process, never
+   replaced. */
+static PyObject *publish_default_gregorian(PyObject *module, PyObject *args)
 {
+    PyObject *object, *path;
     (void)module;
+    if (!PyArg_ParseTuple(args, "OO:_publish_default_gregorian", &object, &path)) {
+        return NULL;
+    }
+    if (!PyCallable_Check(path)) {
+        PyErr_SetString(PyExc_TypeError, "_publish_default_gregorian: stdlib_path is not callable");
+        return NULL;
+    }
     if (!Py_IS_TYPE(object, &core_type)) {
         PyErr_SetString(PyExc_TypeError, "_publish_default_gregorian: expected a GregorianCore");
         return NULL;
@@ -682,6 +699,7 @@ static PyObject *publish_default_gregorian(PyObject *module, PyObject *object)
         return NULL;
     }
     Py_XSETREF(*slot, Py_NewRef(object));
+    Py_XSETREF(stdlib_paths[version == 6], Py_NewRef(path));
     Py_RETURN_NONE;
 }
 
@@ -691,15 +709,19 @@ static PyMethodDef default_methods[] = {
      "A new UUIDv1, as :func:`uuid.uuid1` but with a random multicast node by default.\n\n"
      "``node`` (48 bits) and ``clock_seq`` (14 bits) replace the default generator's own "
      "for this value; the timestamp still comes from the shared generator, so it never "
-     "repeats.\n\n"
+     "repeats. As the standard library's, a clock_seq keeps its low 14 bits and a node "
+     "outside 0 <= node < 2**48 is an error.\n\n"
      "References: RFC 9562 §5.1, §6.10; RFC 4122 §4.2.1."},
     {"uuid6", (PyCFunction)(void (*)(void))speedups_uuid6, METH_FASTCALL | METH_KEYWORDS,
      "uuid6($module, /, node=None, clock_seq=None)\n--\n\n"
      "A new UUIDv6 with a fresh pseudorandom clock_seq and node unless given.\n\n"
+     "As the standard library's, a given node keeps its low 48 bits and a clock_seq its "
+     "low 14 bits.\n\n"
      "References: RFC 9562 §5.6, §6.10."},
-    {"_publish_default_gregorian", publish_default_gregorian, METH_O,
-     "_publish_default_gregorian(core): the core behind uuid1() (version 1) or uuid6() "
-     "(version 6), set once per process."},
+    {"_publish_default_gregorian", publish_default_gregorian, METH_VARARGS,
+     "_publish_default_gregorian(core, stdlib_path): the core behind uuid1() (version 1) or "
+     "uuid6() (version 6), and the function their calls with arguments go to; set once per "
+     "process."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -6,9 +6,11 @@ and fills the two slots of a :class:`uuid.UUID` directly (as :mod:`uuidkit._cons
 inlined here to save a call), instead of one ``os.urandom`` system call and
 ``UUID.__init__`` per value as the standard library does.
 
-``uuid8(a, b, c)`` has Python 3.14's signature and bit split (48, 12, 62 bits; missing parts
-random). Unlike 3.14, which silently keeps only the low bits of an oversized part, uuidkit
-refuses an out-of-range part with :class:`~uuidkit.InvalidField`.
+``uuid8(a, b, c)`` is the standard library's (Python 3.14): its signature, its bit split
+(48, 12, 62 bits; missing parts random) and its arguments: each part keeps its low bits (a
+negative one in two's complement) and ``True``/``False`` count as 1/0. The strict builder
+is :func:`~uuidkit.build_v8`, which refuses an out-of-range part with
+:class:`~uuidkit.InvalidField`.
 
 References: RFC 9562 §5.4, §5.8, §6.9.
 """
@@ -26,8 +28,8 @@ from uuidkit._bits import (
     MASK_62,
     VARIANT_MASK,
     VERSION_MASK,
-    check_field,
     stamp,
+    stdlib_int,
     version_bits,
 )
 from uuidkit._construct import (
@@ -78,20 +80,21 @@ if not SLOT_PROTOCOL:  # a uuid.UUID not filled slot by slot (see uuidkit._const
 def uuid8(a: int | None = None, b: int | None = None, c: int | None = None) -> UUID:
     """A UUIDv8 with custom_a = ``a`` (48 bits), custom_b = ``b`` (12), custom_c = ``c`` (62).
 
-    Each part left as ``None`` is filled from the CSPRNG.
+    Each part left as ``None`` is filled from the CSPRNG. As the standard library's, a part
+    keeps its low bits (a negative one in two's complement); a part that is not an int raises
+    :class:`~uuidkit.InvalidField`. :func:`~uuidkit.build_v8` refuses out-of-range parts.
 
     References: RFC 9562 §5.8 ("the variant and version bits MUST be set").
     """
     value = _next_u128()
     if a is not None:
-        check_field("a", a, 48)
-        value = (value & ~(MASK_48 << FRAME_HIGH_SHIFT)) | (a << FRAME_HIGH_SHIFT)
+        part = stdlib_int("a", a) & MASK_48
+        value = (value & ~(MASK_48 << FRAME_HIGH_SHIFT)) | (part << FRAME_HIGH_SHIFT)
     if b is not None:
-        check_field("b", b, 12)
-        value = (value & ~(MASK_12 << FRAME_MID_SHIFT)) | (b << FRAME_MID_SHIFT)
+        part = stdlib_int("b", b) & MASK_12
+        value = (value & ~(MASK_12 << FRAME_MID_SHIFT)) | (part << FRAME_MID_SHIFT)
     if c is not None:
-        check_field("c", c, 62)
-        value = (value & ~MASK_62) | c
+        value = (value & ~MASK_62) | (stdlib_int("c", c) & MASK_62)
     return from_int_unchecked(stamp(value, 8))
 
 

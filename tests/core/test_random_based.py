@@ -45,6 +45,17 @@ def test_uuid8_keeps_given_parts_and_randomises_the_rest() -> None:
 
 
 @pytest.mark.parametrize(("part", "width"), [("a", 48), ("b", 12), ("c", 62)])
-def test_uuid8_refuses_oversized_parts(part: str, width: int) -> None:
-    with pytest.raises(InvalidField, match=rf"^{part}: expected 0 <= {part} < 2\*\*{width}"):
-        uuid8(**{part: 1 << width})
+def test_uuid8_keeps_the_low_bits_of_a_part_as_the_standard_library_does(
+    part: str, width: int
+) -> None:
+    # Python 3.14's uuid8 masks each part to its width (a negative one in two's complement);
+    # the strict builder build_v8 is the one that refuses.
+    for given, kept in ((1 << width, 0), ((1 << width) + 5, 5), (-1, (1 << width) - 1)):
+        record = fields(uuid8(**{part: given}))
+        assert isinstance(record, V8Fields)
+        assert getattr(record, f"custom_{part}") == kept
+    strict = {"custom_a": 0, "custom_b": 0, "custom_c": 0, f"custom_{part}": 1 << width}
+    with pytest.raises(InvalidField, match=rf"custom_{part}"):
+        uuidkit.build_v8(**strict)
+    with pytest.raises(InvalidField, match=rf"^{part}: expected an int, found float"):
+        uuid8(**{part: 1.0})  # type: ignore[arg-type]

@@ -2,7 +2,10 @@
 
 * Every public name of Python 3.14's ``uuid`` exists in uuidkit with the standard library's
   meaning (the list is written out below with its source, and also compared with the
-  ``uuid`` module of the Python running the tests).
+  ``uuid`` module of the Python running the tests, 3.11 to 3.15, ``main`` included).
+* The functions named as the standard library's take their arguments as the running
+  interpreter's ``uuid`` does (hypothesis, against that module itself): uuid3/uuid5/uuid8
+  exactly, uuid1/uuid6 in every field but the time.
 * ``from_fields(fields(u)) == u`` for every 128-bit value.
 * Every public function rejects a wrong type or an out-of-range value with one of uuidkit's
   own ``ValueError`` subclasses: never a ``TypeError``/``AttributeError``, never a silent
@@ -52,8 +55,10 @@ PY314_UUID_NAMES = [
 ]
 
 #: Public-looking names of the stdlib module that are its implementation, not its API:
-#: imported helpers (Enum, os, sys, platform, int_, bytes_) and the command line's main().
-_STDLIB_IMPLEMENTATION = {"Enum", "int_", "bytes_", "main"}
+#: imported helpers (Enum, os, sys, platform, int_, bytes_). Its command line's ``main()``
+#: (3.12 and later) is API: tools call it, and ``uuidkit.main`` is checked against it in
+#: tests/cli/test_stdlib_cli.py.
+_STDLIB_IMPLEMENTATION = {"Enum", "int_", "bytes_"}
 
 
 @pytest.mark.parametrize("name", PY314_UUID_NAMES)
@@ -69,6 +74,7 @@ def test_the_running_pythons_uuid_names_are_all_there() -> None:
         if not name.startswith("_") and not isinstance(getattr(uuid, name), types.ModuleType)
     } - _STDLIB_IMPLEMENTATION
     assert names <= set(uuidkit.__all__), sorted(names - set(uuidkit.__all__))
+    assert "main" in uuidkit.__all__ and callable(uuidkit.main)  # on 3.11 too
     if hasattr(uuid, "__all__"):  # Python 3.14 and later declare it
         assert set(uuid.__all__) <= set(uuidkit.__all__)
 
@@ -212,3 +218,110 @@ def test_a_bad_uiap_message_is_a_uiap_error() -> None:
         with pytest.raises(UIAPError) as caught:
             Message(**{**arguments, field: bad})
         assert isinstance(caught.value, InvalidField) and caught.value.field
+
+
+# --- the standard library's arguments, against the running interpreter's own uuid ------------
+
+#: Ints around and beyond each field's width, negative ones included: the standard library
+#: keeps the low bits of uuid6's node/clock_seq, uuid1's clock_seq and uuid8's parts.
+wide_int = st.one_of(
+    st.integers(-(1 << 70), 1 << 70),
+    st.integers(-(1 << 200), 1 << 200),
+    st.sampled_from([0, 1, -1, 1 << 14, 1 << 48, 1 << 62, (1 << 62) - 1, True, False]),
+)
+maybe_wide_int = st.one_of(st.none(), wide_int)
+_LOW_64 = (1 << 64) - 1  # variant, clock_seq and node: every bit of uuid1/uuid6 but the time
+_SEED_NAMESPACES = [uuid.NAMESPACE_DNS, uuid.NAMESPACE_URL, uuid.NAMESPACE_OID, uuid.NAMESPACE_X500]
+
+
+def _stdlib_takes_bytes_names() -> bool:
+    """Python 3.12 and later hash a bytes name as given; 3.11's uuid3/uuid5 take str only."""
+    try:
+        uuid.uuid3(uuid.NAMESPACE_DNS, b"x")  # type: ignore[arg-type]  # str only on 3.11
+    except TypeError:
+        return False
+    return True
+
+
+any_namespace = st.one_of(
+    st.sampled_from(_SEED_NAMESPACES),
+    st.integers(0, (1 << 128) - 1).map(lambda i: uuid.UUID(int=i)),
+)
+any_name = st.one_of(st.text(), st.binary()) if _stdlib_takes_bytes_names() else st.text()
+
+
+@settings(max_examples=300, deadline=None)
+@given(any_namespace, any_name)
+def test_uuid3_and_uuid5_equal_the_standard_librarys(
+    namespace: uuid.UUID, name: str | bytes
+) -> None:
+    # RFC 9562 §5.3, §5.5: the name is hashed after the namespace, a str as UTF-8.
+    assert uuidkit.uuid3(namespace, name) == uuid.uuid3(namespace, name)  # type: ignore[arg-type]
+    assert uuidkit.uuid5(namespace, name) == uuid.uuid5(namespace, name)  # type: ignore[arg-type]
+
+
+@pytest.mark.skipif(not hasattr(uuid, "uuid8"), reason="this Python's uuid has no uuid8 (3.14+)")
+@settings(max_examples=300, deadline=None)
+@given(wide_int, wide_int, wide_int)
+def test_uuid8_equals_the_standard_librarys(a: int, b: int, c: int) -> None:
+    # RFC 9562 §5.8: custom_a, custom_b and custom_c, each the low bits of the given part.
+    assert uuidkit.uuid8(a, b, c) == uuid.uuid8(a, b, c)  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif(not hasattr(uuid, "uuid6"), reason="this Python's uuid has no uuid6 (3.14+)")
+@settings(max_examples=300, deadline=None)
+@given(wide_int, maybe_wide_int)
+def test_uuid6_equals_the_standard_librarys_but_for_the_time(
+    node: int, clock_seq: int | None
+) -> None:
+    # RFC 9562 §5.6: everything below the 60-bit timestamp is the variant, clock_seq and node.
+    ours, theirs = uuidkit.uuid6(node, clock_seq), uuid.uuid6(node, clock_seq)  # type: ignore[attr-defined]
+    assert (ours.version, ours.variant) == (theirs.version, theirs.variant) == (6, uuid.RFC_4122)
+    assert ours.node == theirs.node
+    if clock_seq is not None:
+        assert ours.int & _LOW_64 == theirs.int & _LOW_64
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.integers(0, (1 << 48) - 1), wide_int), wide_int)
+def test_uuid1_equals_the_standard_librarys_but_for_the_time(node: int, clock_seq: int) -> None:
+    # RFC 9562 §5.1: uuid1 keeps the low 14 bits of clock_seq; a node outside 48 bits is a
+    # ValueError in both (uuidkit's InvalidField names it).
+    try:
+        theirs = uuid.uuid1(node, clock_seq)
+    except ValueError:
+        with pytest.raises(InvalidField, match=r"^node: "):
+            uuidkit.uuid1(node, clock_seq)
+        return
+    ours = uuidkit.uuid1(node, clock_seq)
+    assert (ours.version, ours.variant) == (theirs.version, theirs.variant) == (1, uuid.RFC_4122)
+    assert ours.int & _LOW_64 == theirs.int & _LOW_64
+
+
+@pytest.mark.parametrize("name", ["uuid1", "uuid6", "uuid8"])
+@pytest.mark.parametrize("wrong", [1.5, "1", b"\x01", [1], object()])
+def test_a_part_that_is_not_an_int_is_an_error_in_both(name: str, wrong: object) -> None:
+    # The standard library fails with TypeError (or ValueError) wherever it has the function;
+    # uuidkit's functions say which argument, with a ValueError subclass.
+    stdlib_function = getattr(uuid, name, None)
+    if stdlib_function is not None:
+        with pytest.raises((TypeError, ValueError)):
+            stdlib_function(wrong)
+    with pytest.raises(InvalidField, match=r"^(node|a): expected an int, found "):
+        getattr(uuidkit, name)(wrong)
+
+
+def test_uuidkits_own_builders_and_generators_stay_strict() -> None:
+    from uuidkit.generators import V1Generator, V6Generator
+
+    for generator in (V1Generator(), V6Generator()):
+        with pytest.raises(InvalidField, match="node"):
+            generator.next(node=1 << 48)
+        with pytest.raises(InvalidField, match="clock_seq"):
+            generator.next(clock_seq=-1)
+        with pytest.raises(InvalidField, match="node"):
+            generator.next(node=True)
+    with pytest.raises(InvalidField, match="custom_a"):
+        uuidkit.build_v8(1 << 48, 0, 0)
+    with pytest.raises(InvalidField, match="clock_seq"):
+        uuidkit.build_v6(0, 1 << 14, 0)

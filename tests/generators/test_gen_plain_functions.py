@@ -121,7 +121,7 @@ def test_the_compiled_defaults_cannot_be_rebound_to_another_generator() -> None:
         _accel.SPEEDUPS._publish_default_v7(V7Generator().next)
     core = V1Generator()._engine.core
     with pytest.raises(RuntimeError, match="already published"):
-        _accel.SPEEDUPS._publish_default_gregorian(core)
+        _accel.SPEEDUPS._publish_default_gregorian(core, print)
 
 
 def test_a_generators_own_next_is_not_iterable_either() -> None:

@@ -20,6 +20,10 @@ closed or full stdout, an I/O error        1            ``uuidkit: error: ...``
 a bug in uuidkit                           1            Python's traceback: never disguised
 =========================================  ===========  ==========================================
 
+A command line that starts with an option of the standard library's ``python -m uuid``
+(``-u``/``--uuid``, ``-n``/``--namespace``, ``-N``/``--name``, ``-C``/``--count``) is that
+command line: :func:`uuidkit.main`'s, with its output and errors (usage errors exit 2).
+
 Start-up: the UUID commands (``gen``, ``inspect``, ...) are registered first; the other
 families (state files, UIAP and its simulator) are imported and registered only when the
 command line names one of their commands, or names none (``--help``, the default command).
@@ -36,6 +40,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from uuidkit import _stdlib_main
 from uuidkit.cli import _fastpath, _io, uuid_commands
 from uuidkit.errors import UUIDKitError
 
@@ -75,6 +80,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     command = next((word for word in arguments if not word.startswith("-")), None)
     try:
+        if arguments and _stdlib_main.is_uuid_option(arguments[0]):
+            # The standard library's `python -m uuid -u uuid5 -n @dns -N x` (uuidkit.main).
+            _stdlib_main.run(arguments, prog="uuidkit")
+            return 0
         # A plain `gen` skips argparse entirely (see _fastpath); same attributes either way.
         args: argparse.Namespace | types.SimpleNamespace | None
         args = _fastpath.plain_gen(arguments, uuid_commands.gen_command)

@@ -61,7 +61,8 @@ def build(command: str | None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="uuidkit",
         description="Generate, inspect and convert UUIDs (RFC 9562); allocate IDs with UIAP. "
-        "With no command: a fresh UUIDv7 and its fields.",
+        "With no command: a fresh UUIDv7 and its fields. The options of 'python -m uuid' "
+        "work in place of a command: uuidkit -u uuid5 -n @dns -N NAME, -u uuid7 -C NUM.",
     )
     parser.add_argument("--version", action="version", version=version_line())
     parser.set_defaults(handler=uuid_commands.default_command, parser=parser)

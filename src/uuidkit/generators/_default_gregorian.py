@@ -37,7 +37,17 @@ def _published(generator: _GregorianGenerator, name: str) -> Any:
     generator._engine.name_next(name, function)  # the compiled core's fallback too
     core = generator._engine.core
     if core is not None:
-        SPEEDUPS._publish_default_gregorian(core)
+        strict = function
+
+        def stdlib_path(node: object = None, clock_seq: object = None) -> UUID:
+            # Calls with arguments: taken as the standard library's function takes them.
+            value: UUID = strict(*_functions.stdlib_arguments(name, node, clock_seq))
+            return value
+
+        # A bad call's TypeError names the public function, as on the pure path.
+        stdlib_path.__name__ = stdlib_path.__qualname__ = name
+
+        SPEEDUPS._publish_default_gregorian(core, stdlib_path)
     else:
         _functions.publish(name, function)
     generator.next = published = getattr(_functions, name)
