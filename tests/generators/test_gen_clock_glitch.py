@@ -289,7 +289,7 @@ def test_each_counting_core_hands_readings_above_trust_tick_to_the_timeline(name
     # Timeline's trust_tick is the core's own (no slow call); one above it is the slow
     # path's (the Timeline checks it). Readings: +1 ms, to the trust tick, one beyond it.
     clock = FakeClock()
-    generator = (
+    generator: Any = (
         V7Generator(**injected(clock))
         if name == "v7"
         else node_bound(

@@ -61,7 +61,8 @@ A reading at most :attr:`Timeline.trust_tick` (the last trusted reading plus
 ``refresh_ticks``, at most one second) is taken as it is: the common case costs one
 comparison, made in C by the compiled cores, and no monotonic reading. A reading beyond it is
 checked against the monotonic clock: the monotonic estimate is the last trusted reading plus
-the monotonic time elapsed since it (the *anchor*), and never below the highest reading. A reading at most ``ahead_ticks`` above
+the monotonic time elapsed since it (the *anchor*), and never below the highest
+reading. A reading at most ``ahead_ticks`` above
 the estimate is trusted and becomes the anchor. A reading further ahead (an NTP step, an RTC
 glitch, a wrong year) is not stamped: the timeline goes on as if the clock had read the
 estimate, so the values stay increasing and no call fails. While readings stay ahead, every
