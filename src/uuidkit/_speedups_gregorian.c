@@ -57,7 +57,7 @@ static void count_fork_in_child(void)
 typedef struct {
     PyObject_HEAD
     /* State, shared with the Python slow path (same names as GregorianState). */
-    long long tick, clock_tick, index, last, clock_seq, node;
+    long long tick, clock_tick, index, last, clock_seq, node, limit;
     char pending, busy;
     /* Configuration. */
     int version, per_uuid, overflow, spin;
@@ -113,6 +113,9 @@ static long long step(core_object *core, long long now, int may_spin)
         return -1;
     }
     if (now > tick) { /* NEW at the clock: now > tick >= clock_tick */
+        if (now > core->limit) {
+            return -1; /* above the Timeline's trust_tick: checked by its screen */
+        }
         tick = clock_tick = now;
         index = 0;
     }
@@ -437,6 +440,7 @@ static int set_lock(core_object *core, PyObject *lock)
 static void forget(core_object *core)
 {
     core->tick = core->clock_tick = core->last = -1;
+    core->limit = -2; /* until the engine gives the Timeline's trust_tick */
     core->index = 0;
     core->pending = core->busy = 0;
     core->word_count = core->word_position = 0; /* buffered words are never reused */
@@ -547,6 +551,8 @@ static PyMemberDef core_members[] = {
      "highest clock interval read"},
     {"index", T_LONGLONG, offsetof(core_object, index), 0, "timestamp within the interval"},
     {"last", T_LONGLONG, offsetof(core_object, last), 0, "last 60-bit timestamp, -1: none"},
+    {"limit", T_LONGLONG, offsetof(core_object, limit), 0,
+     "last interval a NEW move may reach in C (Timeline.trust_tick)"},
     {"clock_seq", T_LONGLONG, offsetof(core_object, clock_seq), 0, "14-bit clock sequence"},
     {"node", T_LONGLONG, offsetof(core_object, node), 0, "48-bit node"},
     {"pending", T_BOOL, offsetof(core_object, pending), 0, "the next reading restarts"},

@@ -56,6 +56,7 @@ typedef struct {
     int counter_bits;
     uint64_t seed_mask;
     int64_t max_tick;
+    int64_t limit; /* Timeline.trust_tick (at most max_tick): a later tick above it is slow */
     int64_t tick;
     uint64_t counter;
     uint64_t node;
@@ -134,8 +135,9 @@ static int count_value(gate_object *gate, int64_t now_ns, uk_u128 *value)
             return 0;
         }
     }
-    else if (now_tick > gate->tick && now_tick <= gate->max_tick) {
-        /* RFC 9562 §6.2: a later tick re-initialises the counter. */
+    else if (now_tick > gate->tick && now_tick <= gate->limit) {
+        /* RFC 9562 §6.2: a later tick re-initialises the counter; one above the Timeline's
+           trust_tick is checked against the monotonic clock by the slow path. */
         if (gate->seed_mask == 0) {
             counter = 0;
         }
@@ -342,10 +344,10 @@ static PyObject *gate_arm(PyObject *self, PyObject *args)
 {
     gate_object *gate = (gate_object *)self;
     PyObject *expires, *deadline;
-    long long tick;
+    long long tick, limit;
     unsigned long long counter, node;
-    if (!PyArg_ParseTuple(args, "O!OLKK:_gate_arm", &PyLong_Type, &expires, &deadline, &tick,
-                          &counter, &node)) {
+    if (!PyArg_ParseTuple(args, "O!OLKKL:_gate_arm", &PyLong_Type, &expires, &deadline, &tick,
+                          &counter, &node, &limit)) {
         return NULL;
     }
     int64_t expires_ns, deadline_ns = -1;
@@ -364,6 +366,7 @@ static PyObject *gate_arm(PyObject *self, PyObject *args)
     gate->expires_ns = expires_ns;
     gate->deadline_ns = deadline_ns;
     gate->tick = tick;
+    gate->limit = limit < gate->max_tick ? limit : gate->max_tick;
     gate->counter = counter;
     gate->node = node;
     gate->armed = gate->mode != MODE_SLOW;
@@ -462,7 +465,8 @@ static PyMethodDef gate_methods[] = {
      "_gate_configure(mode, fraction_bits, counter_bits, seed_bits, clock, lock, refill, "
      "inner, system_dict, monotonic): what the fast path makes and reads."},
     {"_gate_arm", gate_arm, METH_VARARGS,
-     "_gate_arm(expires_ns, deadline_ns, tick, counter, node) -> bool: the lease is held."},
+     "_gate_arm(expires_ns, deadline_ns, tick, counter, node, limit) -> bool: the lease is "
+     "held; a later tick above limit is the slow path's."},
     {"_gate_disarm", gate_disarm, METH_NOARGS,
      "_gate_disarm() -> (tick, counter) | None: stop the fast path, hand back its state."},
     {"_gate_draw", gate_draw, METH_NOARGS, "_gate_draw() -> int: the next random word."},

@@ -67,6 +67,7 @@ typedef struct {
     int busy;
     int has_last;
     int64_t tick;
+    int64_t limit; /* Timeline.trust_tick: a later tick above it is the slow path's */
     uk_u128 counter;
     uk_u128 prefix;
     uk_u128 last;
@@ -222,7 +223,9 @@ static int next_counter(v7_core *core, int64_t now_tick, uint64_t word, uk_u128 
         /* Timeline.reading: a later tick is NEW at the clock (the clock is ahead of every
            earlier reading, as the stamped tick is never behind the highest one). Only when
            both seed words are in the buffer: a refill may run Python code. */
-        if (now_tick < core->tick || now_tick > core->max_tick ||
+        /* Above the Timeline's trust_tick the reading is checked against the monotonic clock
+           (a wall clock that jumped ahead): the slow path's. */
+        if (now_tick < core->tick || now_tick > core->limit || now_tick > core->max_tick ||
             (core->seed_bits && words_left(core) < 2)) {
             return 1;
         }
@@ -445,16 +448,16 @@ static PyObject *enter_locked(PyObject *self, PyObject *unused)
     return state;
 }
 
-/* leave(tick, counter, prefix, last_value): give the state back (clears busy). */
+/* leave(tick, counter, prefix, last_value, limit): give the state back (clears busy). */
 static PyObject *leave_locked(PyObject *self, PyObject *args)
 {
     v7_core *core = (v7_core *)self;
-    long long tick;
+    long long tick, limit;
     PyObject *counter, *prefix, *last;
     core->busy = 0;
     core->ready = 0; /* until every part below is read */
-    if (!PyArg_ParseTuple(args, "LO!O!O!:leave", &tick, &PyLong_Type, &counter, &PyLong_Type,
-                          &prefix, &PyLong_Type, &last)) {
+    if (!PyArg_ParseTuple(args, "LO!O!O!L:leave", &tick, &PyLong_Type, &counter, &PyLong_Type,
+                          &prefix, &PyLong_Type, &last, &limit)) {
         return NULL;
     }
     PyObject *zero = PyLong_FromLong(0);
@@ -467,6 +470,7 @@ static PyObject *leave_locked(PyObject *self, PyObject *args)
     }
     core->has_last = has_last;
     core->tick = (int64_t)tick;
+    core->limit = (int64_t)limit;
     core->ready = tick >= 0; /* before the first tick, every value is the slow path's */
     Py_RETURN_NONE;
 }
@@ -529,7 +533,7 @@ static PyObject *reset_locked(PyObject *self, PyObject *unused)
     v7_core *core = (v7_core *)self;
     (void)unused;
     core->ready = core->busy = core->has_last = 0;
-    core->tick = -1;
+    core->tick = core->limit = -1;
     core->counter.hi = core->counter.lo = 0;
     core->prefix = core->last = core->counter;
     core->position = V7_WORDS;
@@ -671,7 +675,8 @@ static PyMethodDef core_methods[] = {
      "enter() -> (counter, last_value) | None: take the state for the slow path (sets busy); "
      "None when it is already taken."},
     {"leave", core_leave, METH_VARARGS,
-     "leave(tick, counter, prefix, last_value): give the state back (clears busy)."},
+     "leave(tick, counter, prefix, last_value, limit): give the state back (clears busy); "
+     "a later tick above limit is the slow path's."},
     {"read_clock", core_read_clock, METH_NOARGS,
      "read_clock() -> int: the reading the fast path handed over, else the clock's."},
     {"draw", core_draw, METH_NOARGS, "draw() -> int: the next random 64-bit word."},

@@ -36,7 +36,13 @@ class FakeClock:
         return self.monotonic_ns
 
     def advance(self, delta_ns: int) -> None:
+        """Step the wall clock alone (the monotonic clock stays): a jump of the wall clock."""
         self.now_ns += delta_ns
+
+    def elapse(self, delta_ns: int) -> None:
+        """Let ``delta_ns`` of time pass: the wall and the monotonic clock move together."""
+        self.now_ns += delta_ns
+        self.monotonic_ns += delta_ns
 
     def sleep(self, duration_ns: int) -> None:
         self.sleeps += 1

@@ -209,7 +209,7 @@ def test_the_gate_sends_an_ended_lease_to_the_reference_path(
     state = generator._gate_disarm() or (0, 0)
     past_expiry = time.time_ns() - 1 if ended == "expires_ns" else FOREVER_NS
     past_deadline = time.monotonic_ns() - 1 if ended == "deadline" else None
-    assert generator._gate_arm(past_expiry, past_deadline, *state, NODES[0])
+    assert generator._gate_arm(past_expiry, past_deadline, *state, NODES[0], 1 << 40)
     generator()
     assert generator._gate_slow_calls == slow_calls + 1
 

@@ -15,9 +15,10 @@ from gen_fakes import NS_PER_MS, START_NS, FakeClock, constant_bytes, seeded_byt
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uuidkit import ClockRegressionError, CounterOverflowError, InvalidField, StateFileError
+from uuidkit import CounterOverflowError, InvalidField, StateFileError
 from uuidkit.fields import fields
 from uuidkit.generators import (
+    FutureStateWarning,
     SharedConfig,
     SharedV1Generator,
     SharedV6Generator,
@@ -93,39 +94,28 @@ def test_missing_file_warns_then_is_created(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("ahead_ms", [50_000, 2 * HOUR_NS // NS_PER_MS])
-def test_a_restart_refuses_a_future_dated_window(tmp_path: Path, ahead_ms: int) -> None:
+def test_a_restart_after_a_future_dated_window_starts_at_the_clock(
+    tmp_path: Path, ahead_ms: int
+) -> None:
     # A window ending 50 s (or 2 h) after the clock is beyond max_future_ms (10 s): values up
     # to its end may have been issued by a clock that far ahead. Starting above them would
-    # run beyond the bound, starting at the clock would go below them: the start is refused
-    # with the file untouched, until the clock is back or the operator resets the file.
+    # stamp every value beyond the bound; refusing would stop every start until the clock
+    # catches up. The start goes on at the clock, with a FutureStateWarning and a count.
     path = tmp_path / "future.state"
     future_ms = START_MS + ahead_ms
-    text = StoredState("v7", future_ms, future_ms + 999, 5, None, START_NS).to_text()
-    path.write_text(text)
+    path.write_text(StoredState("v7", future_ms, future_ms + 999, 5, None, START_NS).to_text())
     clock = FakeClock()
     generator = v7_generator(path, clock)
-    for _ in range(2):
-        with pytest.raises(
-            ClockRegressionError, match=f"window ends {ahead_ms + 999} ms after the clock.*reset"
-        ):
-            generator()
-    assert path.read_text() == text
-    clock.advance((ahead_ms + 999 - 10_000) * NS_PER_MS)  # the clock is within the bound
-    assert generator().int >> 80 == future_ms + 1_000  # above every value the window holds
+    with pytest.warns(FutureStateWarning, match=f"window ends {ahead_ms + 999} ms after the clock"):
+        value = generator().int
+    assert value >> 80 == START_MS
+    assert generator.future_restarts == 1
+    stored = StoredState.from_text(path.read_text())
+    assert stored.window_start == START_MS and stored.window_end < future_ms
+    assert generator().int > value  # no further warning: the generator runs on
 
 
-def test_state_reset_starts_afresh_after_a_refused_restart(tmp_path: Path) -> None:
-    path = tmp_path / "future.state"
-    future_ms = START_MS + 50_000
-    path.write_text(StoredState("v7", future_ms, future_ms + 999, 5, None, START_NS).to_text())
-    generator = v7_generator(path, FakeClock())
-    with pytest.raises(ClockRegressionError):
-        generator()
-    assert StateFile(path).remove()  # what `uuidkit state reset` does
-    assert generator().int >> 80 == START_MS
-
-
-def test_a_running_generator_refuses_a_future_dated_window_loudly(tmp_path: Path) -> None:
+def test_a_running_generator_passes_over_a_future_dated_window_loudly(tmp_path: Path) -> None:
     # Once running, a generator is above its own restart: a window another process wrote
     # beyond max_future_ms is refused with a warning, and a fresh window opens at the clock.
     path = tmp_path / "future.state"
@@ -136,7 +126,7 @@ def test_a_running_generator_refuses_a_future_dated_window_loudly(tmp_path: Path
     clock.advance(1_000 * NS_PER_MS)  # past the generator's window: it reserves again
     future_ms = clock.ms + 50_000
     path.write_text(StoredState("v7", future_ms, future_ms + 999, 5, None, START_NS).to_text())
-    with pytest.warns(StateUnavailableWarning, match="future-dated: window ends 50999 ms"):
+    with pytest.warns(FutureStateWarning, match="window ends 50999 ms after the clock"):
         value = generator().int
     assert value > first and value >> 80 == clock.ms
     assert StoredState.from_text(path.read_text()).window_start == clock.ms

@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # loaded on first use by __getattr__ below
         SharedV6Generator,
         SharedV7Generator,
     )
-    from uuidkit.generators.statefile import StateUnavailableWarning
+    from uuidkit.generators.statefile import FutureStateWarning, StateUnavailableWarning
     from uuidkit.generators.v7 import V7Config, V7Counter, V7Generator
     from uuidkit.generators.v8time import DraftV8Config, DraftV8Generator
 
@@ -85,6 +85,7 @@ _LAZY: dict[str, str] = {
     "SharedV6Generator": "shared",
     "SharedV7Generator": "shared",
     "StateUnavailableWarning": "statefile",
+    "FutureStateWarning": "statefile",
     "DraftV8Config": "v8time",
     "DraftV8Generator": "v8time",
 }
@@ -114,6 +115,7 @@ __all__ = [
     "CounterOverflow",
     "DraftV8Config",
     "DraftV8Generator",
+    "FutureStateWarning",
     "GregorianConfig",
     "ManualNodeSource",
     "NodeBoundV1Generator",

@@ -87,7 +87,17 @@ class GregorianState:
     References: RFC 9562 §5.1, §6.2.
     """
 
-    __slots__ = ("busy", "clock_seq", "clock_tick", "index", "last", "node", "pending", "tick")
+    __slots__ = (
+        "busy",
+        "clock_seq",
+        "clock_tick",
+        "index",
+        "last",
+        "limit",
+        "node",
+        "pending",
+        "tick",
+    )
 
     #: Only the compiled core can notice a fork that bypassed the Python hooks.
     forked: Final = False
@@ -104,6 +114,9 @@ class GregorianState:
         self.last = -1
         self.index = 0
         self.pending = self.busy = False
+        #: The last interval the hot path may move to (the Timeline's trust_tick, at most
+        #: the last one that fits 60 bits); a later one is checked by the Timeline.
+        self.limit = NO_TICK - 1
 
 
 def _fast_max(budget: int, max_tick: int) -> int:
@@ -176,6 +189,12 @@ class GregorianEngine:
         self.core = self._compiled_core(node, clock_seq, sleep_ns, monotonic_ns)
         self.state: Any = self.core if self.core is not None else GregorianState(node, clock_seq)
         self.draw: Callable[[], int] = self.core.word if self.core is not None else _nothing_drawn
+        self.sync_limit()
+
+    def sync_limit(self) -> None:
+        """Give the hot path the Timeline's trust_tick: a later interval above it is checked
+        against the monotonic clock (the Timeline's ``screen``), so it is the slow path's."""
+        self.state.limit = min(self.timeline.trust_tick, self.fast_max)
 
     def _compiled_core(
         self, node: int, clock_seq: int, sleep_ns: Sleep, monotonic_ns: Clock
@@ -237,6 +256,7 @@ class GregorianEngine:
         finally:
             state.tick, state.clock_tick = timeline.tick, timeline.clock_tick
             state.pending = timeline.restart_pending
+            state.limit = min(timeline.trust_tick, self.fast_max)
 
     def _next_tick(self, state: Any, timeline: Timeline, interval: int) -> int:
         # Not SAME before the first value: a reading of interval -1 is no "tick -1 again"
@@ -392,6 +412,7 @@ class GregorianEngine:
         else:
             self.state.reset()
         self.rebind()
+        self.sync_limit()
         state = self.state
         if self.node_is_random:
             state.node = random_node(self.random_bytes)

@@ -137,8 +137,9 @@ class GregorianHotPath:
         """
         state, fast_max = self.state, self.fast_max
         now = now_ns // self.resolution
-        if state.tick < now <= fast_max and not state.pending:
-            # A later interval: the Timeline's NEW at the clock (now > tick >= clock_tick).
+        if state.tick < now <= state.limit and not state.pending:
+            # A later interval: the Timeline's NEW at the clock (now > tick >= clock_tick),
+            # within its trust_tick (the limit is at most fast_max).
             state.tick = state.clock_tick = now
             state.index = 0
             return self.record(now * self.budget + GREGORIAN_OFFSET_100NS)

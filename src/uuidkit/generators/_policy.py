@@ -17,6 +17,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 
+from uuidkit import _system
 from uuidkit._stdlib import weak_ref as ref  # weakref.ref, without importing weakref
 from uuidkit.errors import CounterOverflowError, InvalidField
 
@@ -45,6 +46,7 @@ __all__ = [
     "RandomBytes",
     "Sleep",
     "check_count",
+    "paired_monotonic",
     "register_for_fork",
     "wait_for_clock",
     "word_stream",
@@ -248,6 +250,21 @@ class ClockWait:
             self._tick_ns,
         )
         return ticks_of(now_ns)
+
+
+def paired_monotonic(clock: Clock, monotonic_ns: Clock) -> Clock | None:
+    """The monotonic clock to check ``clock``'s readings against, or ``None`` (no check).
+
+    The system's wall clock is checked against the given monotonic clock, and an injected
+    wall clock against an injected monotonic clock (a test's pair). An injected wall clock
+    with the system's monotonic clock is not checked: the two need not tell the same time
+    (a simulated or replayed clock), and a check would refuse its jumps.
+
+    References: RFC 9562 §6.1, §6.2.
+    """
+    if clock is not _system.REALTIME_NS and monotonic_ns is _system.MONOTONIC_NS:
+        return None
+    return monotonic_ns
 
 
 def check_callable(name: str, value: object) -> None:

@@ -9,13 +9,14 @@ from __future__ import annotations
 import abc
 import os
 import threading
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, replace
 from typing import Final, Self
 from uuid import UUID
 
 from uuidkit import _system
 from uuidkit._construct import from_int_unchecked
-from uuidkit.errors import ClockRegressionError, GeneratorError, InvalidField
+from uuidkit.errors import GeneratorError, InvalidField
 from uuidkit.generators._policy import (
     Clock,
     ClockRegression,
@@ -26,11 +27,13 @@ from uuidkit.generators._policy import (
     check_callable,
     check_count,
     check_int,
+    paired_monotonic,
     register_for_fork,
 )
 from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS, RESTART, SAME, Timeline
 from uuidkit.generators.statefile import (
     DEFAULT_LOCK_TIMEOUT_MS,
+    FutureStateWarning,
     StateFile,
     StoredState,
     warn_unavailable,
@@ -160,7 +163,13 @@ class SharedGenerator(abc.ABC):
             max_tick=1 << 62,
             unit=self._UNIT,
             exhausted="the clock has not left the last time unit",
+            monotonic_ns=paired_monotonic(clock, monotonic_ns),
+            tick_rate=(self._units_per_ms(), NS_PER_MS),
         )
+        #: Starts (first reservations) that found the state file's window more than
+        #: ``max_future_ms`` after the clock and restarted at the clock, with a
+        #: :class:`~uuidkit.generators.FutureStateWarning`.
+        self.future_restarts = 0
         self._wait = ClockWait(
             clock,
             sleep_ns,
@@ -195,38 +204,49 @@ class SharedGenerator(abc.ABC):
             warn_unavailable(self.file.path, f"kind {stored.kind!r}, expected {self._KIND!r}")
             return None
         ahead = stored.window_end - now_unit
-        if ahead > self._ahead_units() and self._RESUMES_ABOVE and not self._resumed:
-            self._refuse_to_resume(ahead)
-        if ahead > self._ahead_units():
-            # Loud, never silent: continuing above this window would stamp every value that
-            # far ahead; the values it covers can only have been made by a clock that far
-            # ahead (max_future_ms bounds every generator's own run-ahead).
-            warn_unavailable(
-                self.file.path,
-                f"future-dated: window ends {ahead} {self._UNIT} after the clock, beyond "
-                f"max_future_ms={self.config.future_limit_ms}",
-            )
-            return None
-        return stored
-
-    def _refuse_to_resume(self, ahead: int) -> None:
-        """A first reservation (a restart) found values further ahead than the bound.
-
-        Values up to the stored window end may have been issued (by a process whose clock
-        ran that far ahead); starting above them would stamp values beyond the run-ahead
-        bound, and starting at the clock would go below them. So the start is refused, the
-        file untouched, until the clock is within the bound of the window end, or an
-        operator forgets the file's promise with ``uuidkit state reset``.
-
-        References: RFC 4122 §4.2.1.3 (the stored timestamp is "larger than any yet used");
-        RFC 9562 §6.2 "Monotonic Error Checking", §6.3.
-        """
-        raise ClockRegressionError(
+        if ahead <= self._ahead_units():
+            return stored
+        # Values up to the window end may have been issued by a process whose clock ran
+        # that far ahead. Continuing above them would stamp every value that far ahead;
+        # refusing would stop every start until the clock catches up (possibly a year). So
+        # the start goes on at the clock, loudly: values below the future-dated ones.
+        self.future_restarts += 1
+        warnings.warn(
             f"{self.file.path}: the stored window ends {ahead} {self._UNIT} after the clock, "
-            f"beyond max_future_ms={self.config.future_limit_ms}: values issued before this "
-            "start may lie that far ahead, and a restart never goes below them; correct the "
-            "clock, or start afresh with `uuidkit state reset`"
+            f"beyond max_future_ms={self.config.future_limit_ms}: restarting at the clock, "
+            "below the values made while the clock was ahead",
+            FutureStateWarning,
+            stacklevel=5,
         )
+        if not self._RESUMES_ABOVE or self._resumed:
+            return None
+        # A first reservation (v7, v6) starts at the clock but keeps the file's next range
+        # (v6: its next clock sequence, RFC 9562 §5.1 "MUST be changed" when the clock is
+        # set backwards), so values at the ticks the window covered differ from those made
+        # in it when the clock reaches them.
+        return replace(
+            stored,
+            window_start=min(stored.window_start, now_unit - 1),
+            window_end=now_unit - 1,
+        )
+
+    def _screened(self, now_ns: int) -> tuple[int, int]:
+        """The time unit of a clock reading and the reading, as the :class:`Timeline`'s
+        monotonic check takes them: a reading ahead of the monotonic estimate by more than
+        ``max_future_ms`` is replaced by the estimate, so it never reaches a value or the
+        state file.
+
+        References: RFC 9562 §6.1, §6.2, §6.3.
+        """
+        unit = self._units_of(now_ns)
+        screened = self._timeline.screen(unit)
+        if screened != unit:
+            now_ns = self._ns_of(screened)
+        return screened, now_ns
+
+    @abc.abstractmethod
+    def _ns_of(self, unit: int) -> int:
+        """Unix nanoseconds at the start of time unit ``unit``."""
 
     def _ahead_units(self) -> int:
         return self.config.future_limit_ms * self._units_per_ms()
@@ -245,7 +265,7 @@ class SharedGenerator(abc.ABC):
             timeline.tick = self._unit  # a reservation moved ahead of the clock, as ADVANCE does
         if now_unit == timeline.tick:
             return SAME
-        move = timeline.reading(now_unit)
+        move = timeline.reading(now_unit, screened=True)
         if move == RESTART and self._unit - now_unit > self._ahead_units():
             self._restart()
         return move

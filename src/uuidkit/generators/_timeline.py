@@ -55,27 +55,75 @@ WAIT     WAIT: the caller waits for the clock to reach a later tick (bounded by 
 RAISE    :class:`~uuidkit.CounterOverflowError`, state unchanged.
 ======== ============================================================================
 
-The timeline holds no counter, no randomness, no clock and no lock: the caller holds its lock
-around every call, and :meth:`Timeline.reset` forgets everything in a forked child.
+Wall-clock readings ahead of the monotonic clock (a clock that lies once):
 
-References: RFC 9562 §6.1 (clock regression, Error Handling), §6.2 (Counter Rollover
-Handling, Monotonic Error Checking); RFC 4122 §4.2.1.2.
+A reading at most :attr:`Timeline.trust_tick` (the last trusted reading plus
+``refresh_ticks``, at most one second) is taken as it is: the common case costs one
+comparison, made in C by the compiled cores, and no monotonic reading. A reading beyond it is
+checked against the monotonic clock: the monotonic estimate is the last trusted reading plus
+the monotonic time elapsed since it (the *anchor*), and never below the highest
+reading. A reading at most ``ahead_ticks`` above
+the estimate is trusted and becomes the anchor. A reading further ahead (an NTP step, an RTC
+glitch, a wrong year) is not stamped: the timeline goes on as if the clock had read the
+estimate, so the values stay increasing and no call fails. While readings stay ahead, every
+reading is checked (:attr:`Timeline.trust_tick` is held at the estimate, so the compiled
+cores hand each later reading to the slow path); the first reading back within the bound
+ends the suspicion. A forward step that persists is a correction: once the wall clock has
+been ahead since a reading ``STEP_ACCEPT_NS`` (2 s) of monotonic time ago, the next reading
+still ahead is trusted and anchors the timeline there. The cost to availability: none (no
+call fails or waits); for up to 2 s after a real forward step the values carry the estimate,
+which trails the new wall time by the size of the step.
+
+So one glitch of any size puts no value more than ``ahead_ticks`` above the estimate; a step
+forward that persists is followed within 2 s. Repeated glitches each within the bound are
+followed like a clock that runs fast (each is trusted). The check needs a monotonic clock
+that belongs with the wall clock: a timeline given none (``monotonic_ns=None``, as for an
+injected wall clock paired with the system's monotonic clock) trusts every reading.
+
+The timeline holds no counter, no randomness and no lock, and reads no wall clock: the caller
+holds its lock around every call, and :meth:`Timeline.reset` forgets everything in a forked
+child. It reads the monotonic clock it was given only to check a reading beyond
+:attr:`Timeline.trust_tick`.
+
+References: RFC 9562 §6.1 (clock regression, Error Handling; "altering the clock ... can
+cause issues"), §6.2 (Counter Rollover Handling, Monotonic Error Checking); RFC 4122
+§4.2.1.2.
 """
 
 from __future__ import annotations
 
 from uuidkit.errors import ClockRegressionError, CounterOverflowError, GeneratorError
-from uuidkit.generators._policy import ClockRegression, CounterOverflow
+from uuidkit.generators._policy import Clock, ClockRegression, CounterOverflow
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
 if TYPE_CHECKING:
     from typing import Final
 
-__all__ = ["DEFAULT_MAX_AHEAD_MS", "NEW", "NO_TICK", "RESTART", "SAME", "WAIT", "Timeline"]
+__all__ = [
+    "DEFAULT_MAX_AHEAD_MS",
+    "NEW",
+    "NO_TICK",
+    "REFRESH_NS",
+    "RESTART",
+    "SAME",
+    "STEP_ACCEPT_NS",
+    "WAIT",
+    "Timeline",
+]
 
-#: Default bound on how far ahead of the clock a generator's values may run, in
-#: milliseconds: more than a leap second or an NTP step, far less than a wrong year.
+#: Default bound on how far ahead of the clock a generator's values may run, and how far a
+#: wall-clock reading may run ahead of the monotonic estimate before it is not stamped, in
+#: milliseconds: more than a leap second, the usual NTP step (128 ms to a few seconds) and
+#: the drift of a wall clock against the monotonic clock between two checks (at most one
+#: second apart while values are made); far less than a wrong day or year. A value made
+#: during one glitch of any size is at most this far ahead of true time.
 DEFAULT_MAX_AHEAD_MS: Final = 10_000
+#: Monotonic time after which a wall clock that has stayed ahead of the estimate is trusted:
+#: a forward step that persists this long is a correction, not a glitch.
+STEP_ACCEPT_NS: Final = 2_000_000_000
+#: Longest wall time a trusted reading vouches for: readings up to this far above it are
+#: taken without a monotonic reading (at most ``ahead_ticks``).
+REFRESH_NS: Final = 1_000_000_000
 
 #: Keep the current tick and keep counting.
 SAME: Final = 0
@@ -100,9 +148,15 @@ class Timeline:
     """
 
     __slots__ = (
+        "_anchor_mono",
+        "_anchor_tick",
         "_max_tick",
         "_may_restart",
+        "_monotonic_ns",
+        "_rate",
+        "_refresh_ticks",
         "_step",
+        "_suspect_mono",
         "_window",
         "ahead_ticks",
         "clock_tick",
@@ -110,8 +164,11 @@ class Timeline:
         "overflow_policy",
         "regression_policy",
         "restart_pending",
+        "steps_followed",
         "tick",
+        "trust_tick",
         "unit",
+        "untrusted_readings",
     )
 
     def __init__(
@@ -126,6 +183,8 @@ class Timeline:
         exhausted: str,
         step: int = 1,
         may_restart: bool = True,
+        monotonic_ns: Clock | None = None,
+        tick_rate: tuple[int, int] = (1, 1),
     ) -> None:
         #: The policies and the run-ahead bound, which a compiled core is also built from.
         self.overflow_policy = overflow
@@ -139,9 +198,32 @@ class Timeline:
         self.unit = unit
         #: What an exhausted tick means, for the overflow message.
         self.exhausted = exhausted
+        #: The monotonic clock the readings are checked against (None: no check), and how
+        #: many ticks ``n`` nanoseconds are: ``n * tick_rate[0] // tick_rate[1]``.
+        self._monotonic_ns = monotonic_ns
+        self._rate = tick_rate
+        self._refresh_ticks = min(self.elapsed_ticks(REFRESH_NS), ahead_ticks)
+        #: Readings not stamped (ahead of the monotonic estimate by more than the bound), and
+        #: forward steps followed after persisting for ``STEP_ACCEPT_NS``.
+        self.untrusted_readings = 0
+        self.steps_followed = 0
         self.tick = NO_TICK
         self.clock_tick = NO_TICK
         self.restart_pending = False
+        self._forget_anchor()
+
+    def elapsed_ticks(self, duration_ns: int) -> int:
+        """``duration_ns`` nanoseconds as whole ticks (rounded down)."""
+        numerator, denominator = self._rate
+        return duration_ns * numerator // denominator
+
+    def _forget_anchor(self) -> None:
+        #: Readings above this tick are checked against the monotonic clock; the compiled
+        #: cores hand them to the slow path. Without a monotonic clock: none is checked.
+        self.trust_tick = NO_TICK - 1 if self._monotonic_ns is not None else self._max_tick
+        self._anchor_tick = NO_TICK
+        self._anchor_mono = 0
+        self._suspect_mono: int | None = None
 
     @property
     def has_tick(self) -> bool:
@@ -169,12 +251,58 @@ class Timeline:
         """
         self.tick = self.clock_tick = NO_TICK
         self.restart_pending = False
+        self._forget_anchor()
 
-    def reading(self, now_tick: int) -> int:
+    def screen(self, now_tick: int) -> int:
+        """The tick to take a reading of ``now_tick`` as: the reading itself, or the monotonic
+        estimate when the reading runs ahead of it by more than ``ahead_ticks`` (see the
+        module). Reads the monotonic clock only for a reading above :attr:`trust_tick`, or
+        while earlier readings ran ahead.
+
+        References: RFC 9562 §6.1 ("altering the clock ... can cause issues"), §6.2.
+        """
+        if now_tick <= self.trust_tick and self._suspect_mono is None:
+            return now_tick
+        if now_tick == self.tick and self._suspect_mono is not None:
+            return now_tick  # the estimate this timeline stamps: no new evidence
+        monotonic_ns = self._monotonic_ns
+        if monotonic_ns is None:
+            return now_tick
+        mono = monotonic_ns()
+        if self._anchor_tick == NO_TICK:  # the first reading: nothing to check it against
+            return self._anchor(now_tick, mono)
+        # Never below the highest reading taken: a glitch ahead must not move values back.
+        estimate = max(
+            self._anchor_tick + self.elapsed_ticks(mono - self._anchor_mono), self.clock_tick
+        )
+        if now_tick - estimate <= self.ahead_ticks:
+            return self._anchor(now_tick, mono)
+        suspect = self._suspect_mono
+        if suspect is None:
+            self._suspect_mono = mono
+        elif mono - suspect >= STEP_ACCEPT_NS:
+            self.steps_followed += 1  # ahead for the whole time: a correction, followed
+            return self._anchor(now_tick, mono)
+        self.untrusted_readings += 1
+        estimate -= estimate % self._step  # a tick the generator can stamp (v8: 16 apart)
+        self.trust_tick = estimate  # every later reading above it is checked
+        return estimate
+
+    def _anchor(self, now_tick: int, mono: int) -> int:
+        self._anchor_tick, self._anchor_mono, self._suspect_mono = now_tick, mono, None
+        self.trust_tick = now_tick + self._refresh_ticks
+        return now_tick
+
+    def reading(self, now_tick: int, *, screened: bool = False) -> int:
         """The move for a clock reading of ``now_tick`` (call it when it differs from ``tick``).
+
+        A reading ahead of the monotonic estimate by more than the bound is taken as the
+        estimate (:meth:`screen`), unless the caller has screened it already.
 
         References: RFC 9562 §6.2 "Monotonic Error Checking".
         """
+        if not screened and (now_tick > self.trust_tick or self._suspect_mono is not None):
+            now_tick = self.screen(now_tick)
         if not self.has_tick or now_tick > self.tick:  # the first reading, or a later tick
             return self._start(now_tick, NEW)
         if now_tick == self.tick:
@@ -219,6 +347,8 @@ class Timeline:
         counter rollover"), §6.2 "Counter Rollover Handling"; RFC 4122 §4.2.1.2.
         """
         policy = self.overflow_policy
+        if self._suspect_mono is not None:  # the reading ran ahead: the estimate stands for it
+            now_tick = min(now_tick, self.trust_tick)
         if policy is CounterOverflow.ADVANCE:
             following = self.tick + self._step
             if following - max(now_tick, self.clock_tick) > self.ahead_ticks:

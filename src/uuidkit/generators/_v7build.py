@@ -38,6 +38,7 @@ from uuidkit.generators._policy import (
     RandomBytes,
     Sleep,
     check_count,
+    paired_monotonic,
     word_stream,
 )
 from uuidkit.generators._timeline import RESTART, SAME, WAIT, Timeline
@@ -54,9 +55,11 @@ if TYPE_CHECKING:
 __all__ = ["V7State", "build"]
 
 
-def _timeline(config: V7Settings, layout: V7Layout) -> Timeline:
+def _timeline(config: V7Settings, layout: V7Layout, clock: Clock, monotonic_ns: Clock) -> Timeline:
     fraction_bits = config.fraction_bits
     return Timeline(
+        monotonic_ns=paired_monotonic(clock, monotonic_ns),
+        tick_rate=(1 << fraction_bits, NS_PER_MS),
         overflow=config.overflow,
         regression=config.regression,
         window_ticks=config.regression_window_ms << fraction_bits,
@@ -136,7 +139,7 @@ class V7State:
     ) -> None:
         self.config, self.clock, self.random_bytes = config, clock, random_bytes
         self.layout = layout = V7Layout(config)
-        self.timeline = _timeline(config, layout)
+        self.timeline = _timeline(config, layout, clock, monotonic_ns)
         self.wait = ClockWait(
             clock,
             sleep_ns,
@@ -301,7 +304,13 @@ class V7State:
     def give(self) -> None:
         """Give the state back to the C core."""
         tick = self.tick
-        self.core.leave(-1 if tick is None else tick, self.counter, self.prefix, self.last_value)
+        self.core.leave(
+            -1 if tick is None else tick,
+            self.counter,
+            self.prefix,
+            self.last_value,
+            self.timeline.trust_tick,
+        )
 
     def slow(self) -> UUID:
         """The C core's slow path: the same steps on the core's state, under the lock."""

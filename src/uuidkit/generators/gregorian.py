@@ -26,6 +26,7 @@ from uuidkit.generators._policy import (
     Sleep,
     check_callable,
     check_count,
+    paired_monotonic,
     register_for_fork,
 )
 from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS, Timeline
@@ -91,9 +92,11 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | {"GregorianConfig", "V6_DEFAULT"})
 
 
-def _make_timeline(config: GregorianSettings) -> Timeline:
+def _make_timeline(config: GregorianSettings, monotonic_ns: Clock | None = None) -> Timeline:
     resolution = config.clock_resolution_ns
     return Timeline(
+        monotonic_ns=monotonic_ns,
+        tick_rate=(1, resolution),
         overflow=config.overflow,
         regression=config.regression,
         window_ticks=config.regression_window_ms * NS_PER_MS // resolution,
@@ -163,7 +166,7 @@ class _GregorianGenerator:
         self._engine = GregorianEngine(
             settings,
             self._VERSION,
-            _make_timeline(settings),
+            _make_timeline(settings, paired_monotonic(clock, monotonic_ns)),
             (chosen_node, clock_seq, node_is_random),
             (clock, random_bytes, sleep_ns, monotonic_ns),
         )

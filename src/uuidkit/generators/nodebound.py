@@ -46,8 +46,10 @@ from uuidkit.generators._policy import (
     CounterOverflow,
     RandomBytes,
     Sleep,
+    check_callable,
     check_count,
     check_int,
+    paired_monotonic,
     register_for_fork,
     word_stream,
 )
@@ -77,6 +79,10 @@ _V7_SEED_BITS: Final = V7_NODE_COUNTER_BITS - 1
 #: (id(source), version) -> the generator bound to it (guarantee 1 of the module docstring).
 _bound: dict[tuple[int, int], weakref.ref[_NodeBound]] = {}
 _bound_lock = threading.RLock()  # re-entrant: a weakref callback may run inside _bind
+
+
+#: The gate's limit when it makes no counting values (v1/v6: the inner generator checks).
+_NO_LIMIT: Final = (1 << 62) - 1
 
 
 def _bind(source: NodeSource, version: int, generator: _NodeBound) -> None:
@@ -167,7 +173,13 @@ class _NodeBound(GateBase):
             lease = self._lease
             state = self._counting_state()
             if self._gated and lease is not None and state is not None:
-                self._gate_arm(lease.expires_ns, lease.deadline_mono_ns, *state, lease.node)
+                self._gate_arm(
+                    lease.expires_ns,
+                    lease.deadline_mono_ns,
+                    *state,
+                    lease.node,
+                    self._trust_tick(),
+                )
             return value
 
     def _hold_state(self) -> None:
@@ -192,6 +204,11 @@ class _NodeBound(GateBase):
 
     def _take_counting_state(self, tick: int, counter: int) -> None:
         """The gate's (tick, counter), which it may have advanced since it was armed."""
+
+    def _trust_tick(self) -> int:
+        """The last tick the gate may move to in C (its Timeline's trust_tick); a later one is
+        checked against the monotonic clock by the reference path."""
+        return _NO_LIMIT
 
     def _node_for(self, now_ns: int) -> int:
         """The node of the next value (lock held): the lease, renewed from the source."""
@@ -283,11 +300,17 @@ class NodeBoundV1Generator(_GregorianNodeBound):
         clock: Clock = _system.system_clock_ns,
         random_bytes: RandomBytes = _system.random_bytes,
         sleep_ns: Sleep = _system.sleep_ns,
+        monotonic_ns: Clock = _system.monotonic_ns,
     ) -> None:
         # node=0 is a placeholder no claimed node equals (its multicast bit is clear): the
         # first value sets the real node through set_node.
         self._inner = V1Generator(
-            config, node=0, clock=clock, random_bytes=random_bytes, sleep_ns=sleep_ns
+            config,
+            node=0,
+            clock=clock,
+            random_bytes=random_bytes,
+            sleep_ns=sleep_ns,
+            monotonic_ns=monotonic_ns,
         )
         super().__init__(source, clock)
         self._setup_gate()
@@ -320,12 +343,18 @@ class NodeBoundV6Generator(_GregorianNodeBound):
         clock: Clock = _system.system_clock_ns,
         random_bytes: RandomBytes = _system.random_bytes,
         sleep_ns: Sleep = _system.sleep_ns,
+        monotonic_ns: Clock = _system.monotonic_ns,
     ) -> None:
         config = V6_NODE_DEFAULT if config is None else config
         if config.random_per_uuid:
             raise GeneratorError("random_per_uuid: a node-bound UUIDv6 keeps its claimed node")
         self._inner = V6Generator(
-            config, node=0, clock=clock, random_bytes=random_bytes, sleep_ns=sleep_ns
+            config,
+            node=0,
+            clock=clock,
+            random_bytes=random_bytes,
+            sleep_ns=sleep_ns,
+            monotonic_ns=monotonic_ns,
         )
         super().__init__(source, clock)
         self._setup_gate()
@@ -354,10 +383,12 @@ class _CountingNodeBound(_NodeBound):
         clock: Clock = _system.system_clock_ns,
         random_bytes: RandomBytes = _system.random_bytes,
         sleep_ns: Sleep = _system.sleep_ns,
+        monotonic_ns: Clock = _system.monotonic_ns,
     ) -> None:
         if not isinstance(overflow, CounterOverflow):
             raise GeneratorError(f"overflow: expected a CounterOverflow, found {overflow!r}")
         check_int("max_ahead_ms", max_ahead_ms, 0, 1 << 40)
+        check_callable("monotonic_ns", monotonic_ns)
         fraction_bits = self._FRACTION_BITS
         self._timeline = Timeline(
             overflow=overflow,
@@ -368,11 +399,13 @@ class _CountingNodeBound(_NodeBound):
             unit=f"ticks of 2**-{fraction_bits} ms",
             exhausted=f"counter: all 2**{self._COUNTER_BITS} values of the tick are used",
             may_restart=False,
+            monotonic_ns=paired_monotonic(clock, monotonic_ns),
+            tick_rate=(1 << fraction_bits, NS_PER_MS),
         )
         self._wait = ClockWait(
             clock,
             sleep_ns,
-            _system.monotonic_ns,
+            monotonic_ns,
             self._ticks_of,
             NS_PER_MS >> fraction_bits,
             max_wait_ms * NS_PER_MS,
@@ -415,6 +448,9 @@ class _CountingNodeBound(_NodeBound):
     def _counting_state(self) -> tuple[int, int] | None:
         timeline = self._timeline
         return (timeline.tick, self._counter) if timeline.has_tick else None
+
+    def _trust_tick(self) -> int:
+        return self._timeline.trust_tick
 
     def _take_counting_state(self, tick: int, counter: int) -> None:
         timeline = self._timeline

@@ -62,6 +62,7 @@ from uuidkit.generators._policy import (
     RandomBytes,
     check_callable,
     check_int,
+    paired_monotonic,
     register_for_fork,
 )
 from uuidkit.generators._timeline import DEFAULT_MAX_AHEAD_MS, RESTART, Timeline
@@ -152,9 +153,11 @@ class PG18V7Generator:
         clock: Clock = _system.system_clock_ns,
         random_bytes: RandomBytes = _system.random_bytes,
         max_ahead_ms: int = DEFAULT_MAX_AHEAD_MS,
+        monotonic_ns: Clock = _system.monotonic_ns,
     ) -> None:
         check_callable("clock", clock)
         check_callable("random_bytes", random_bytes)
+        check_callable("monotonic_ns", monotonic_ns)
         #: How far ahead of the clock a value may be stamped, in milliseconds.
         self.max_ahead_ms = check_int("max_ahead_ms", max_ahead_ms, 0, 1 << 40)
         self._clock = clock
@@ -171,6 +174,7 @@ class PG18V7Generator:
             unit="ns",
             exhausted=f"ns: the {PG18_MINIMAL_STEP_NS} ns step after the previous value",
             step=PG18_MINIMAL_STEP_NS,
+            monotonic_ns=paired_monotonic(clock, monotonic_ns),
         )
         register_for_fork(self)
 
@@ -182,13 +186,15 @@ class PG18V7Generator:
         """
         with self._lock:
             timeline = self._timeline
-            ns = self._clock()
+            # A reading ahead of the monotonic estimate by more than max_ahead_ms is
+            # taken as the estimate (Timeline.screen).
+            ns = timeline.screen(self._clock())
             previous_ns = timeline.tick
             if not timeline.has_tick:  # a new backend, whose previous_ns is 0 in PostgreSQL
-                timeline.reading(max(ns, PG18_MINIMAL_STEP_NS))
+                timeline.reading(max(ns, PG18_MINIMAL_STEP_NS), screened=True)
             elif ns > previous_ns + PG18_MINIMAL_STEP_NS:
-                timeline.reading(ns)  # the clock is followed
-            elif ns >= previous_ns or timeline.reading(ns) != RESTART:
+                timeline.reading(ns, screened=True)  # the clock is followed
+            elif ns >= previous_ns or timeline.reading(ns, screened=True) != RESTART:
                 # PostgreSQL 18: "Guarantee the minimal step advancement of the timestamp"
                 # (previous_ns + 245), or CounterOverflowError beyond max_ahead_ms.
                 timeline.overflow(ns)

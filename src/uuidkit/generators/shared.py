@@ -90,7 +90,12 @@ from uuidkit.generators._timeline import RESTART, SAME, WAIT
 from uuidkit.generators.node import NodePolicy, resolve_node
 from uuidkit.generators.statefile import StoredState
 from uuidkit.layouts import v1_int, v6_int
-from uuidkit.timestamps import NS_PER_MS, NS_PER_TICK, unix_ns_to_gregorian_ticks
+from uuidkit.timestamps import (
+    NS_PER_MS,
+    NS_PER_TICK,
+    gregorian_ticks_to_unix_ns,
+    unix_ns_to_gregorian_ticks,
+)
 
 __all__ = ["SharedConfig", "SharedV1Generator", "SharedV6Generator", "SharedV7Generator"]
 
@@ -160,9 +165,11 @@ class SharedV7Generator(SharedGenerator):
             # corruption) with a window over this millisecond: move to the next one.
             self._unit = (self._last_position >> V7_COUNTER_BITS) + 1
 
+    def _ns_of(self, unit: int) -> int:
+        return unit * NS_PER_MS
+
     def _next_int(self) -> int:
-        now_ns = self._clock()
-        now_ms = now_ns // NS_PER_MS
+        now_ms, now_ns = self._screened(self._clock())
         if self._clock_move(now_ms) == RESTART:
             # KEEP within the bound; beyond it the clock wins (values below the earlier
             # ones, from a fresh window and a fresh random counter).
@@ -275,9 +282,11 @@ class SharedV6Generator(SharedGenerator):
             self._node = resolve_node(NodePolicy.RANDOM, self._random_bytes)
         return self._next_state(stored, at, now_ns)
 
+    def _ns_of(self, unit: int) -> int:
+        return gregorian_ticks_to_unix_ns(unit)
+
     def _next_int(self) -> int:
-        now_ns = self._clock()
-        now_tick = unix_ns_to_gregorian_ticks(now_ns)
+        now_tick, now_ns = self._screened(self._clock())
         move = self._clock_move(now_tick)
         restarted = move == RESTART
         if restarted and self._unit >= 0:

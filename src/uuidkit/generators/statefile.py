@@ -72,6 +72,7 @@ __all__ = [
     "FORMAT_VERSION",
     "KINDS",
     "FileSystem",
+    "FutureStateWarning",
     "StateFile",
     "StateUnavailableWarning",
     "StoredState",
@@ -101,6 +102,15 @@ class StateUnavailableWarning(UserWarning):
     random clock sequence or counter, never a reused value.
 
     References: RFC 9562 §6.3; RFC 4122 §4.2.1.1.
+    """
+
+
+class FutureStateWarning(StateUnavailableWarning):
+    """A state file's window ends more than ``max_future_ms`` after the clock (a crash while
+    the clock was ahead, then a corrected clock): the generator restarts at the clock, below
+    the values made while the clock was ahead, and counts it in ``future_restarts``.
+
+    References: RFC 9562 §6.2 "Monotonic Error Checking", §6.3; RFC 4122 §4.2.1.1.
     """
 
 

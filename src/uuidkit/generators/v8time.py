@@ -31,6 +31,7 @@ from uuidkit.generators._policy import (
     check_choice,
     check_count,
     check_int,
+    paired_monotonic,
     register_for_fork,
     word_stream,
 )
@@ -151,6 +152,8 @@ class DraftV8Generator:
             exhausted=f"seq: all {self._seq_limit} clock sequence values of the timestamp are "
             "used (draft §4.5.2: MUST NOT rollover)",
             step=self._tick_step,
+            monotonic_ns=paired_monotonic(clock, monotonic_ns),
+            tick_rate=(1, tick_ns),
         )
         self._wait = ClockWait(
             clock,
