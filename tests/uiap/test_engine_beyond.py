@@ -22,6 +22,10 @@ from uuidkit.uiap import (
 from uuidkit.uiap.auth import Authenticator, SiteKeys
 
 UUIDKIT = EngineConfig()
+#: The documented re-verification interval (docs/uiap.md "Beyond the draft": "every 6-8 s
+#: whatever its lifetime", waits drawn from [0.75, 1] x 8 s). A literal, so a default
+#: raised past it fails, rather than moves, the bound below.
+DOCUMENTED_VERIFY_INTERVAL = 8.0
 
 
 def test_every_flood_and_deny_goes_out_copies_times_copy_gap_apart() -> None:
@@ -90,8 +94,7 @@ def test_a_held_claim_is_re_verified_within_the_interval_whatever_its_lifetime()
     engine.claim(DOMAIN, unique(5), 0xFFFF_FFFF, 0.0)
     run_timers(engine, 2.5)  # granted
     engine.datagrams_to_send()
-    interval = UUIDKIT.verify_interval
-    assert interval is not None
+    interval = DOCUMENTED_VERIFY_INTERVAL
     times: list[float] = []
     now = 2.5
     while len(times) < 20:
