@@ -262,3 +262,51 @@ class _RealClock(FakeClock):
     @now.setter
     def now(self, value: int) -> None:
         pass
+
+
+def test_a_renewal_confirmed_after_the_node_was_revoked_here_does_not_revive_it(
+    service: FakeService, clock: FakeClock
+) -> None:
+    # The renewal is processed by the service (the lease there is still live: 10 s) but
+    # its reply comes back only after this source's own deadline (9 s: lifetime minus
+    # margin) passed and the node was revoked here. The rule (leased.py, renew_once): a
+    # renewal confirmed for a lease already revoked does not revive it; the node stays
+    # lost and is given back. Deterministic: the revocation runs inside the fake's renew,
+    # between the service processing the request and the reply reaching the source.
+    events: list[NodeEvent] = []
+    with LeasedNodeSource(
+        service,
+        lifetime_s=LIFETIME_S,
+        margin_s=MARGIN_S,
+        on_loss=OnNodeLoss.RAISE,  # the revocation then needs no new request
+        random_bytes=counting_bytes(),  # type: ignore[arg-type]
+        clock=lambda: WALL_NS,
+        threads=False,
+    ) as source:
+        source.subscribe(events.append)
+        lease = source.current()
+        grant = source.grant
+        assert grant is not None and lease.deadline_mono_ns is not None
+        deadline = lease.deadline_mono_ns
+        renew = service.renew
+
+        def renew_then_revoke_before_the_reply(grant: Grant, lifetime_s: int) -> int | None:
+            # Still within the service's lifetime (renewed there), past our deadline.
+            clock.now = deadline
+            ttl_ns = renew(grant, lifetime_s)
+            assert ttl_ns is not None, "the service renewed: the lease was live there"
+            with pytest.raises(NodeUnavailableError):
+                source.current()  # revoked here: LOST, and RAISE gives no new node
+            return ttl_ns
+
+        service.renew = renew_then_revoke_before_the_reply  # type: ignore[method-assign]
+        assert not source.renew_once(lease, grant)
+        kinds = [event.kind for event in events]
+        assert kinds == [NodeEventKind.GRANTED, NodeEventKind.LOST]
+        assert source.grant is None
+        assert service.released == [lease.node]  # given back, not kept at the service
+        with pytest.raises(NodeUnavailableError):
+            source.current()  # still lost (RAISE): the old node is not handed out again
+        source.restart()
+        again = source.current()
+        assert again.generation == lease.generation + 1 and again.node != lease.node

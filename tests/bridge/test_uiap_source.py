@@ -270,3 +270,36 @@ def test_a_forked_child_claims_its_own_node(daemon: FakeDaemon) -> None:
             f"{child_node:012x}",
         }
         assert node_of(generator()) == parent_node
+
+
+def test_a_renewal_heard_after_the_lease_lapsed_here_changes_nothing(
+    daemon: FakeDaemon,
+) -> None:
+    # The node's lease lapsed here (no renewal heard by its end), so it was dropped and a
+    # new claim made; then the daemon's late `granted` (how `renewal`) for the old claim
+    # arrives. It must neither revive the old node nor extend the new lease with the old
+    # claim's lifetime: events count only for the claim in use. Deterministic: the
+    # watcher reads the stream in order, so once it reports the `released` sent after the
+    # late renewal, the late renewal was handled.
+    now = [1_000 * 10**9]
+    with UIAPNodeSource(daemon.path, clock=lambda: now[0], on_loss=OnNodeLoss.RAISE) as source:
+        recorder = Recorder(source)
+        first = source.current()
+        old_claim = source.claim_id
+        now[0] = first.expires_ns  # lapsed here: dropped, and RAISE claims nothing new
+        with pytest.raises(NodeUnavailableError, match="policy RAISE"):
+            source.current()
+        source.restart()
+        second = source.current()
+        assert second.generation == first.generation + 1
+        assert source.claim_id not in (None, old_claim)
+        daemon.send_event("granted", {"claim": old_claim, "how": "renewal", "expires": 9_000.0})
+        daemon.send_event("released", {"claim": source.claim_id})  # the sentinel
+        recorder.wait(NodeEventKind.LOST, count=2)
+        kinds = [(event.kind, event.generation) for event in recorder.events]
+        assert kinds == [
+            (NodeEventKind.GRANTED, first.generation),
+            (NodeEventKind.LOST, first.generation),
+            (NodeEventKind.GRANTED, second.generation),
+            (NodeEventKind.LOST, second.generation),
+        ]
