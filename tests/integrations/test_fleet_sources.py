@@ -33,6 +33,7 @@ from uuidkit import _system
 from uuidkit.bridge import EtcdNodeSource, PostgresNodeSource, node_bound_generator
 from uuidkit.bridge.etcd_source import KEY_PREFIX, node_key
 from uuidkit.bridge.leased import LeasedNodeSource
+from uuidkit.bridge.nodespace import leased_node
 from uuidkit.errors import NodeUnavailableError
 from uuidkit.generators import NodeEvent, NodeEventKind
 from uuidkit.integrations.pgcluster import Cluster
@@ -285,6 +286,29 @@ def test_a_holder_resumed_after_its_lease_uses_a_node_nobody_else_holds(
     finally:
         os.kill(child.pid or 0, signal.SIGCONT)
         child.join(30)
+
+
+#: A lifetime short enough to wait out (etcd rounds a TTL up to its minimum, about 2 s).
+LAPSE_LIFETIME_S = 2
+
+
+def test_a_lease_that_lapsed_at_the_server_cannot_be_renewed(service: Service) -> None:
+    # Once a lease's lifetime ended on the server's clock, the node may already belong to
+    # another holder: a renewal must be refused, not extend it (the lease's fencing, RFC
+    # 9562 §6.4; postgres_source.py "Renewal": ``expires > now()``; etcd ends a lease at
+    # its TTL and a keepalive for it answers TTL 0). Here nobody took the node, so only
+    # the expiry test can refuse it. The lapse is read from the server, never slept for.
+    with service.make(lifetime_s=30) as source:
+        backend = source.backend
+        lapsing_node = leased_node(lambda n: (0x1A95ED).to_bytes(n))
+        live_node = leased_node(lambda n: (0x11FE).to_bytes(n))
+        lapsing = backend.acquire(lapsing_node, LAPSE_LIFETIME_S)
+        live = backend.acquire(live_node, 30)
+        assert lapsing is not None and live is not None
+        wait_until(lambda: not service.held(lapsing_node), "the short lease to lapse")
+        assert backend.renew(live, 30) is not None  # a live lease is renewed
+        assert backend.renew(lapsing, 30) is None
+        assert not service.held(lapsing_node)
 
 
 # ---------------------------------------------------------------------------- server loss
