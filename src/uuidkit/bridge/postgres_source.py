@@ -80,9 +80,9 @@ class PostgresLeases:
                     self.dsn, autocommit=True, connect_timeout=self._connect_timeout_s
                 )
                 self._create_table()
-            rows: list[tuple[Any, ...]] = self._conn.execute(
-                sql.format(table=self.table), params
-            ).fetchall()
+            cursor = self._conn.execute(sql.format(table=self.table), params)
+            # A statement without RETURNING (the release) has no rows to fetch.
+            rows: list[tuple[Any, ...]] = [] if cursor.description is None else cursor.fetchall()
             return rows
         except self._psycopg.OperationalError as error:
             self.close()
