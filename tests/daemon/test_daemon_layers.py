@@ -16,6 +16,7 @@ from daemon_site import DOMAIN, FAST, WAIT_S, running
 from uuidkit.daemon.config import ConfigError, DaemonConfig
 from uuidkit.daemon.localsite import LocalSite
 from uuidkit.daemon.main import Daemon
+from uuidkit.daemon.record import ClaimRecord
 from uuidkit.daemon.server import APIServer
 from uuidkit.daemon.service import ClaimService
 from uuidkit.daemon.state import StateStore, read_state
@@ -242,6 +243,41 @@ def test_a_grant_names_a_handle_the_service_knows(tmp_path: Path) -> None:
             "local-conflict",
         )
         assert unknown == []
+        await service.stop()
+        store.close()
+
+    asyncio.run(main())
+
+
+def test_a_saved_claim_whose_lifetime_ended_while_the_daemon_was_down_is_not_reclaimed(
+    tmp_path: Path,
+) -> None:
+    # A restart reclaims what is saved (UIAP §4.4) only while its lifetime lasts: once it
+    # ended, the space may have been claimed by another device (§2.4.1, §4.5.2), so the
+    # claim is dropped and reported `expired`, not reclaimed. The wall clock is injected:
+    # one saved claim ended an hour before the restart, the other lasts an hour after it.
+    now = 1_700_000_000.0
+    params = parse_claim_params({"domain": DOMAIN, "uid": "2a", "lifetime": 60})
+    other = parse_claim_params({"domain": DOMAIN, "uid": "2b", "lifetime": 60})
+    ended = ClaimRecord("c-ended", params, 1000, now - 7200)
+    ended.expires = now - 3600
+    live = ClaimRecord("c-live", other, 1000, now - 60)
+    live.expires = now + 3600
+
+    async def main() -> None:
+        store = StateStore(str(tmp_path / "state"))
+        site = LocalSite()
+        service = ClaimService(
+            lambda on_event: site.node(1, ENGINE, None, on_event),
+            store,
+            ENGINE,
+            wall_clock=lambda: now,
+        )
+        await service.start({"claims": [ended.saved_form(), live.saved_form()]})
+        assert service.restored["c-ended"]["result"] == "expired"
+        assert "c-ended" not in service.claims
+        assert "c-live" in service.claims  # the control: a live saved claim is reclaimed
+        assert [entry["id"] for entry in read_state(store.directory)["claims"]] == ["c-live"]
         await service.stop()
         store.close()
 
