@@ -188,19 +188,25 @@ TARGETS = {
 }
 
 
-def interleaved(candidates: list[Row], number: int, rounds: int) -> dict[str, list[float]]:
+def interleaved(
+    candidates: list[Row],
+    number: int,
+    rounds: int,
+    clock: Callable[[], float] = time.perf_counter,
+) -> dict[str, list[float]]:
     """Nanoseconds per call of each candidate in each of ``rounds`` rounds.
 
     Within a round every candidate runs once (``number`` calls, collector paused as
     ``timeit`` does), so a change of the machine's load weighs on all of them alike; the
     order rotates between rounds so that no candidate always runs first after the others
-    warmed the caches.
+    warmed the caches. ``clock`` is wall time by default; ``time.process_time`` counts only
+    this process's CPU time.
     """
     samples: dict[str, list[float]] = {label: [] for label, _ in candidates}
     for round_index in range(rounds):
         shift = round_index % len(candidates)
         for label, call in candidates[shift:] + candidates[:shift]:
-            seconds = timeit.timeit(call, number=number)
+            seconds = timeit.timeit(call, number=number, timer=clock)
             samples[label].append(seconds / number * 1e9)
     return samples
 
