@@ -173,7 +173,47 @@ static PyObject *floor_uuid7(PyObject *module, PyObject *unused)
     return object;
 }
 
+/* The two ways a 128-bit int is made on CPython 3.14 and later, each alone on one constant:
+   the public byte function (what uuidkit uses there) and the digit writer of PEP 757
+   (PyLongWriter), which fills 30-bit digits as uuidkit does on 3.11 to 3.13. */
+#if PY_VERSION_HEX >= 0x030E0000
+static const uint64_t sample_hi = 0x0123456789ABCDEFu, sample_lo = 0xFEDCBA9876543210u;
+
+static PyObject *floor_long_bytes(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    return long_from_halves(sample_hi, sample_lo);
+}
+
+static PyObject *floor_long_writer(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    const PyLongLayout *layout = PyLong_GetNativeLayout();
+    if (layout->bits_per_digit != 30 || layout->digit_size != 4 || layout->digits_order != -1) {
+        return long_from_halves(sample_hi, sample_lo);
+    }
+    void *space;
+    PyLongWriter *writer = PyLongWriter_Create(0, 5, &space);
+    if (writer == NULL) {
+        return NULL;
+    }
+    uint32_t *digits = space;
+    digits[0] = (uint32_t)(sample_lo & 0x3FFFFFFF);
+    digits[1] = (uint32_t)((sample_lo >> 30) & 0x3FFFFFFF);
+    digits[2] = (uint32_t)(((sample_lo >> 60) | (sample_hi << 4)) & 0x3FFFFFFF);
+    digits[3] = (uint32_t)((sample_hi >> 26) & 0x3FFFFFFF);
+    digits[4] = (uint32_t)(sample_hi >> 56);
+    return PyLongWriter_Finish(writer);
+}
+#endif
+
 static PyMethodDef floor_methods[] = {
+#if PY_VERSION_HEX >= 0x030E0000
+    {"long_bytes", floor_long_bytes, METH_NOARGS, "a 128-bit int by the byte function"},
+    {"long_writer", floor_long_writer, METH_NOARGS, "the same int by PyLongWriter"},
+#endif
     {"bind", floor_bind, METH_VARARGS, "bind(cls, unknown): the class of the values made."},
     {"uuid7", floor_uuid7, METH_NOARGS, "uuid7() -> UUID: clock, random bytes, object."},
     {NULL, NULL, 0, NULL},

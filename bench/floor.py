@@ -6,6 +6,11 @@ compiler and flags (``sysconfig``: ``CC``, ``CFLAGS``, ``CCSHARED``, ``LDSHARED`
 nothing is installed or left in the tree. :func:`load` returns the module bound to
 ``uuid.UUID``, or ``None`` (with the reason on stderr) where no compiler is found.
 
+On CPython 3.14 and later the module also has ``long_bytes()`` and ``long_writer()``: the
+same 128-bit int made by the public byte function (uuidkit's way there) and by PEP 757's
+``PyLongWriter`` (30-bit digits filled directly, as uuidkit does on 3.11 to 3.13), to time
+what the digit path would save there.
+
 References: RFC 9562 §5.7.
 """
 
