@@ -15,8 +15,9 @@ One run measures, against this interpreter's own ``uuid`` module in the same run
   the running interpreter's own; before, ``--cpython-uuid PATH`` names a 3.14 ``Lib/uuid.py``
   to load (its optional ``_uuid`` helper is not loaded: the older interpreters' ``_uuid``
   lacks what 3.14's module reads from it, and ``uuid6``/``uuid7`` never use it).
-- **a new millisecond**: ``uuidkit.uuid7()`` timed alone just after the wall clock entered a
-  new millisecond, against the same call of a floor, ``bench/_floor.c`` (clock, 10 random
+- **a new millisecond**: ``uuidkit.uuid7()`` timed alone (``perf_counter_ns``, minus an empty
+  timed pair) just after the wall clock entered a new millisecond, taking turns call by call
+  with the same call of a floor, ``bench/_floor.c`` (clock, 10 random
   bytes from a buffered ``getrandom``, an untracked ``uuid.UUID`` made as uuidkit makes it;
   built for this interpreter by ``bench/floor.py``). Goal: 1.30x.
 - **bulk.format** of 1,000,000 numpy v4 values, process CPU time (user + system) per value:
@@ -30,7 +31,8 @@ is the median of its rounds with the spread (max - min over the median), ratios 
 medians. The load average is printed before and after.
 
 Run: ``PYTHONPATH=src python3 bench/bench_goals.py [--quick] [--rounds N]
-[--cpython-uuid <3.14 Lib/uuid.py>]``; CPython 3.14 and 3.15 inside the Debian tree:
+[--cpython-uuid <3.14 Lib/uuid.py>] [--only per-call,import,pure,new-ms,format]``;
+CPython 3.14 and 3.15 inside the Debian tree, from a venv made there (docs/performance.md):
 ``tools/in-forky.sh env PYTHONPATH=src /opt/bench-3.14/bin/python bench/bench_goals.py``.
 
 References: RFC 9562 §5.4, §5.6, §5.7, §6.2, §4.
@@ -291,29 +293,43 @@ def pure(report: Report, number: int, rounds: int, cpython_uuid: str | None) -> 
 # --- a new millisecond --------------------------------------------------------------------
 
 
-def new_millisecond(report: Report, samples: int, rounds: int) -> None:
+def _alternating_new_ms(calls: list[Callable[[], object]], samples: int) -> list[list[float]]:
+    """ns of each call timed alone just after the clock entered a new millisecond, the calls
+    taking turns sample by sample (two consecutive milliseconds), minus an empty timed pair."""
+    clock, counter = time.time_ns, time.perf_counter_ns
+    costs: list[list[float]] = [[] for _ in calls]
+    for index in range(samples):
+        order = list(enumerate(calls))
+        for slot, call in order if index % 2 == 0 else order[::-1]:
+            now_ms = clock() // 1_000_000
+            while clock() // 1_000_000 == now_ms:
+                pass
+            start = counter()
+            call()
+            middle = counter()
+            end = counter()
+            costs[slot].append((middle - start) - (end - middle))
+    return costs
+
+
+def new_millisecond(report: Report, samples: int) -> None:
     import uuidkit
 
     module = floor.load()
     if module is None:
         report.context("uuid7 in a new ms / C floor", "no compiler")
         return
-    ours: list[float] = []
-    floors: list[float] = []
-    ours_burst: list[float] = []
-    floors_burst: list[float] = []
-    per_round = max(1, samples // rounds)
-    for index in range(rounds):
-        pair = [(ours, uuidkit.uuid7), (floors, module.uuid7)]
-        for sink, call in pair if index % 2 == 0 else pair[::-1]:
-            sink.append(_timed_calls(call, per_round, spaced=True))
-        ours_burst.append(_timed_calls(uuidkit.uuid7, per_round, spaced=False))
-        floors_burst.append(_timed_calls(module.uuid7, per_round, spaced=False))
-    mine, base = statistics.median(ours), statistics.median(floors)
-    print(f"\nuuid7 in a new millisecond, {rounds} alternating rounds x {per_round} calls each")
-    print(f"  uuidkit.uuid7()  {mine:7.1f} ns (rounds {min(ours):.0f}-{max(ours):.0f})")
-    print(f"  floor uuid7()    {base:7.1f} ns (rounds {min(floors):.0f}-{max(floors):.0f})")
-    burst, floor_burst = statistics.median(ours_burst), statistics.median(floors_burst)
+    ours, least = _alternating_new_ms([uuidkit.uuid7, module.uuid7], samples)
+    mine, base = statistics.median(ours), statistics.median(least)
+    quartiles = [statistics.quantiles(values, n=4) for values in (ours, least)]
+    burst = _timed_calls(uuidkit.uuid7, samples, spaced=False)
+    floor_burst = _timed_calls(module.uuid7, samples, spaced=False)
+    print(f"\nuuid7 in a new millisecond: {samples:,} calls each, taking turns, wall ns")
+    for label, middle, (low, _, high) in (
+        ("uuidkit.uuid7()", mine, quartiles[0]),
+        ("floor uuid7()", base, quartiles[1]),
+    ):
+        print(f"  {label:<16} median {middle:7.1f} (quartiles {low:.0f}-{high:.0f})")
     print(f"  back to back: uuidkit {burst:.1f} ns, floor {floor_burst:.1f} ns")
     report.goal(f"uuid7 in a new ms / C floor ({base:,.0f} ns)", mine / base, NEW_MS_GOAL)
     report.context("  back to back, uuidkit / C floor", f"{burst / floor_burst:.2f}x")
@@ -367,12 +383,19 @@ def bulk_format(report: Report, repeat: int) -> None:
     )
 
 
+SECTIONS = ("per-call", "import", "pure", "new-ms", "format")
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="3 rounds of 20,000 calls")
     parser.add_argument("--rounds", type=int, help="interleaved rounds (7; 3 with --quick)")
     parser.add_argument("--number", type=int, help="calls per round (200,000; 20,000 quick)")
     parser.add_argument("--cpython-uuid", help="a CPython 3.14 Lib/uuid.py (before 3.14)")
+    parser.add_argument(
+        "--only",
+        help="comma-separated sections: per-call, import, pure, new-ms, format (all by default)",
+    )
     parser.add_argument("--pure-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     rounds = args.rounds or (3 if args.quick else 7)
@@ -387,12 +410,20 @@ def main(argv: list[str]) -> int:
     load = os.getloadavg()
     print(f"CPython {_version()} at {sys.executable}; {os.cpu_count()} CPUs")
     print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    sections = set(SECTIONS if args.only is None else args.only.split(","))
+    if sections - set(SECTIONS):
+        parser.error(f"--only: expected some of {', '.join(SECTIONS)}")
     report = Report()
-    per_call(report, number, rounds)
-    import_cost(report, 10 if args.quick else 20)
-    pure(report, number, rounds, args.cpython_uuid)
-    new_millisecond(report, 300 if args.quick else 2000, rounds)
-    bulk_format(report, 3 if args.quick else 7)
+    if "per-call" in sections:
+        per_call(report, number, rounds)
+    if "import" in sections:
+        import_cost(report, 10 if args.quick else 20)
+    if "pure" in sections:
+        pure(report, number, rounds, args.cpython_uuid)
+    if "new-ms" in sections:
+        new_millisecond(report, 300 if args.quick else 2000)
+    if "format" in sections:
+        bulk_format(report, 3 if args.quick else 7)
     report.print()
     load = os.getloadavg()
     print(f"load average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
