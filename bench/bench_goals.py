@@ -248,8 +248,9 @@ def pure_child(number: int, rounds: int, cpython_uuid: str | None) -> None:
         "uuid6": [("uuidkit.uuid6()", uuidkit.uuid6)],
     }
     if reference is not None:
-        groups["uuid7"].insert(0, ("3.14 uuid.uuid7()", reference.uuid7))
-        groups["uuid6"].insert(0, ("3.14 uuid.uuid6()", reference.uuid6))
+        name = "stdlib" if reference is uuid else "3.14's"
+        groups["uuid7"].insert(0, (f"{name} uuid.uuid7()", reference.uuid7))
+        groups["uuid6"].insert(0, (f"{name} uuid.uuid6()", reference.uuid6))
     package = _optional("uuid6")
     if package is not None:
         groups["uuid6"].append(("uuid6 package uuid6()", package.uuid6))
@@ -278,15 +279,16 @@ def pure(report: Report, number: int, rounds: int, cpython_uuid: str | None) -> 
         print(f"  {operation:<6} {label:<32} {ns:>9.1f} ns {spread:>6.0%}")
     for operation, goal in (("uuid7", PURE_UUID7_GOAL), ("uuid6", PURE_UUID6_GOAL)):
         ours = results[f"{operation}|uuidkit.{operation}()"][0]
-        for reference in (f"3.14 uuid.{operation}()", f"uuid6 package {operation}()"):
+        stdlib = [f"{name} uuid.{operation}()" for name in ("stdlib", "3.14's")]
+        for reference in (*stdlib, f"uuid6 package {operation}()"):
             if f"{operation}|{reference}" in results:
                 base = results[f"{operation}|{reference}"][0]
                 what = f"pure uuidkit.{operation}() / {reference} ({base:,.0f} ns)"
-                if reference.startswith("3.14") or operation == "uuid6":
+                if reference in stdlib or operation == "uuid6":
                     report.goal(what, ours / base, goal)
                 else:
                     report.context(what, f"{ours / base:.2f}x")
-        if f"{operation}|3.14 uuid.{operation}()" not in results:
+        if not any(f"{operation}|{reference}" in results for reference in stdlib):
             report.context(f"pure uuidkit.{operation}() / 3.14's", "no reference")
 
 
