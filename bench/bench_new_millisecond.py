@@ -12,7 +12,8 @@ Two measurements, both printed with the back-to-back cost of the same generator:
   injected clock makes the core hold the generator's lock around the value, so this row
   costs more than the system clock's.
 
-It also counts the values the garbage collector tracks (``gc.is_tracked``).
+It also counts the values the garbage collector tracks (``gc.is_tracked``), and times the
+same new-millisecond call of a C floor (``bench/_floor.c``, built by ``bench/floor.py``).
 
 Run alone: ``PYTHONPATH=src python3 bench/bench_new_millisecond.py``.
 
@@ -29,6 +30,7 @@ import timeit
 import uuid
 from collections.abc import Callable
 
+import floor
 import uuidkit
 from uuidkit import _accel
 from uuidkit.generators import V7Generator
@@ -83,6 +85,14 @@ def new_millisecond(samples: int = 2000, number: int = 200_000) -> None:
     reference = _timed_calls(uuid.uuid4, samples, spaced=True)
     ratio = spaced / reference
     print(f"  stdlib uuid4(), each call in a new ms {reference:7.1f} ns  (uuid7 {ratio:.2f}x)")
+    module = floor.load() if _accel.SPEEDUPS is not None else None
+    if module is not None:
+        # bench/_floor.c: clock, buffered random bytes and an untracked uuid.UUID, no more.
+        least = _timed_calls(module.uuid7, samples, spaced=True)
+        print(
+            f"  C floor uuid7(), each call in a new ms {least:6.1f} ns  "
+            f"(uuid7 {spaced / least:.2f}x, goal <= 1.30x; bench/bench_goals.py alternates them)"
+        )
     stepping = V7Generator(clock=_SteppingClock())
     fixed_ns = time.time_ns()
     steady = V7Generator(clock=lambda: fixed_ns)

@@ -66,6 +66,9 @@ def _optional(module: str) -> ModuleType | None:
 
 
 def _cpython_uuid(argv: list[str]) -> ModuleType | None:
+    """3.14's ``Lib/uuid.py`` from ``--cpython-uuid PATH``, loaded without its ``_uuid``
+    helper (an older interpreter's ``_uuid`` lacks what 3.14's module reads from it; its
+    uuid6 and uuid7 never use it)."""
     if "--cpython-uuid" not in argv:
         return None
     path = argv[argv.index("--cpython-uuid") + 1]
@@ -73,7 +76,15 @@ def _cpython_uuid(argv: list[str]) -> ModuleType | None:
     if spec is None or spec.loader is None:
         raise SystemExit(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    saved = sys.modules.get("_uuid")
+    sys.modules["_uuid"] = None  # type: ignore[assignment]  # makes "import _uuid" fail
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        if saved is None:
+            del sys.modules["_uuid"]
+        else:
+            sys.modules["_uuid"] = saved
     return module
 
 
@@ -90,17 +101,22 @@ def _per_call_rows(cpython: ModuleType | None) -> dict[str, list[Row]]:
     parse = uuidkit.parse
     timestamp_datetime = uuidkit.timestamp_datetime
     seven_value = uuidkit.uuid7()
-    seven = getattr(cpython, "uuid7", None)
-    six = getattr(cpython, "uuid6", None)
+    # CPython 3.14 and later have their own uuid6 and uuid7: those are the baselines there.
+    own = uuid if hasattr(uuid, "uuid7") else None
+    seven = getattr(own or cpython, "uuid7", None)
+    six = getattr(own or cpython, "uuid6", None)
+    origin = "stdlib" if own else "3.14"
     rows: dict[str, list[Row]] = {
         "uuid4": [("stdlib uuid.uuid4()", uuid.uuid4), ("uuidkit.uuid4()", uuidkit.uuid4)],
         "uuid7": [
-            ("3.14 uuid.uuid7()", seven) if seven else ("stand-in: stdlib uuid4()", uuid.uuid4),
+            (f"{origin} uuid.uuid7()", seven)
+            if seven
+            else ("stand-in: stdlib uuid4()", uuid.uuid4),
             ("uuidkit.uuid7()", uuidkit.uuid7),
         ],
         "uuid1": [("stdlib uuid.uuid1()", uuid.uuid1), ("uuidkit.uuid1()", uuidkit.uuid1)],
         "uuid6": [
-            ("3.14 uuid.uuid6()", six) if six else ("stand-in: stdlib uuid1()", uuid.uuid1),
+            (f"{origin} uuid.uuid6()", six) if six else ("stand-in: stdlib uuid1()", uuid.uuid1),
             ("uuidkit.uuid6()", uuidkit.uuid6),
         ],
         "uuid3": [
@@ -188,19 +204,25 @@ TARGETS = {
 }
 
 
-def interleaved(candidates: list[Row], number: int, rounds: int) -> dict[str, list[float]]:
+def interleaved(
+    candidates: list[Row],
+    number: int,
+    rounds: int,
+    clock: Callable[[], float] = time.perf_counter,
+) -> dict[str, list[float]]:
     """Nanoseconds per call of each candidate in each of ``rounds`` rounds.
 
     Within a round every candidate runs once (``number`` calls, collector paused as
     ``timeit`` does), so a change of the machine's load weighs on all of them alike; the
     order rotates between rounds so that no candidate always runs first after the others
-    warmed the caches.
+    warmed the caches. ``clock`` is wall time by default; ``time.process_time`` counts only
+    this process's CPU time.
     """
     samples: dict[str, list[float]] = {label: [] for label, _ in candidates}
     for round_index in range(rounds):
         shift = round_index % len(candidates)
         for label, call in candidates[shift:] + candidates[:shift]:
-            seconds = timeit.timeit(call, number=number)
+            seconds = timeit.timeit(call, number=number, timer=clock)
             samples[label].append(seconds / number * 1e9)
     return samples
 
@@ -221,7 +243,10 @@ def per_call(number: int, rounds: int, cpython: ModuleType | None, title: str) -
         for label, _ in candidates:
             ns, spread = median_and_spread(samples[label])
             target = TARGETS.get(operation) if label.startswith("uuidkit") else None
-            mark = f"<= {target:.2f}x" if target and not _accel.PURE_REQUESTED else ""
+            mark = ""
+            if target and not _accel.PURE_REQUESTED:
+                verdict = "met" if ns / base <= target else "MISSED"
+                mark = f"<= {target:.2f}x {verdict}"
             print(
                 f"{operation:<8} {label:<36} {ns:>9.1f} {spread:>6.0%} {ns / base:>6.2f}x  {mark}"
             )
@@ -521,19 +546,37 @@ def console_script(runs: int) -> None:
             print(f"  {label}  {wall:7.1f} / {cpu:6.1f}  (script: {ratio:.2f}x wall)")
 
 
+USAGE = """usage: bench_speed.py [--quick] [--rounds N] [--cpython-uuid PATH] [--startup-only]
+
+  --quick            3 rounds of 20,000 calls per operation, shorter bulk and new-ms blocks
+  --rounds N         interleaved rounds per operation (7, or 3 with --quick)
+  --cpython-uuid P   a CPython 3.14 Lib/uuid.py for the uuid6/uuid7 rows before 3.14
+  --startup-only     only the start-up and console-script rows
+  --help             this text
+
+Each goal of the running interpreter next to its figure: bench/bench_goals.py."""
+
+
 def main(argv: list[str]) -> int:
+    if "--help" in argv or "-h" in argv:
+        print(USAGE)
+        return 0
     quick = "--quick" in argv
     if "--startup-only" in argv:
         startup(20)
         console_script(20)
         return 0
     number, rounds = (20_000, 3) if quick else (200_000, 7)
+    if "--rounds" in argv:
+        rounds = int(argv[argv.index("--rounds") + 1])
     cpython = _cpython_uuid(argv)
     compiled = _accel.SPEEDUPS is not None
     print(f"Python {sys.version.split()[0]}, uuidkit {uuidkit.__version__}")
     origin = "not given (stand-ins named in the rows)"
     if cpython is not None:
         origin = f"loaded from {cpython.__file__}"
+    if hasattr(uuid, "uuid7"):
+        origin = "this interpreter's own (uuid6 and uuid7 rows)"
     print(f"3.14 uuid module: {origin}")
     path = "compiled accelerator" if compiled else "pure Python"
     title = f"per call, {path} (median of {rounds} interleaved rounds x {number:,} calls)"

@@ -8,6 +8,7 @@ for a whole ``python -m uuidkit gen`` run. Speed itself is measured in bench/, n
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -112,6 +113,31 @@ def test_import_loads_only_the_core(pure: str) -> None:
     loaded.discard("json")  # the probe's own
     loaded -= {module for module in loaded if module.startswith("json.")}
     assert _offenders(loaded, LAZY_PACKAGES + HEAVY_STDLIB + DEFERRED) == []
+
+
+#: The standard-library modules ``import uuidkit`` may load beyond those ``import uuid``
+#: loads: built-in and C modules, and the ``__future__`` its modules' future imports name.
+#: CPython 3.13 and later's ``uuid`` loads neither ``collections`` nor ``operator`` (nor
+#: ``re``), so the core imports ``collections.abc`` for the type checker only.
+EXTRA_STDLIB = {"__future__", "_collections", "_queue", "itertools"}
+
+
+@PATHS
+def test_import_adds_few_modules_to_import_uuid(pure: str) -> None:
+    script = (
+        "import sys, uuid; before = set(sys.modules); import uuidkit; "
+        "print(repr(sorted(set(sys.modules) - before)))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", script],
+        env=_environment(pure),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    added = ast.literal_eval(result.stdout.splitlines()[-1])
+    assert {m for m in added if m.split(".")[0] != "uuidkit"} <= EXTRA_STDLIB
 
 
 @PATHS

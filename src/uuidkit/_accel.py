@@ -20,11 +20,11 @@ References: RFC 9562 §4.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from uuid import UUID, SafeUUID
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, Final, TypeVar
 
     _F = TypeVar("_F", bound=Callable[..., Any])

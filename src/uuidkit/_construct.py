@@ -20,8 +20,6 @@ References: RFC 9562 §4 (a UUID is a 128-bit value).
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable, Iterable
 from itertools import repeat
 from uuid import UUID, SafeUUID
 
@@ -29,6 +27,7 @@ from uuidkit._accel import SPEEDUPS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
     from typing import Any, Final
 
 __all__ = [
@@ -137,6 +136,8 @@ def _from_int_by_constructor(value: int) -> UUID:
 
 
 def _from_ints_by_slots(values: Iterable[int]) -> list[UUID]:
+    from collections import deque  # not at import: CPython 3.13's uuid does not load it
+
     ints = values if isinstance(values, list) else list(values)
     objects: list[UUID] = list(map(new_blank, repeat(UUID, len(ints))))
     deque(map(set_int, objects, ints), 0)

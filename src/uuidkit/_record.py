@@ -21,7 +21,6 @@ always true, and does not order. Type checkers see subclasses as frozen dataclas
 from __future__ import annotations
 
 import sys
-from operator import itemgetter
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
 if TYPE_CHECKING:
@@ -60,6 +59,8 @@ def _field_accessor(index: int, doc: str) -> Any:
     try:
         from _collections import _tuplegetter  # type: ignore[import-not-found]
     except ImportError:  # another Python implementation: the same behaviour, in Python
+        from operator import itemgetter  # only here: CPython 3.13's uuid does not load it
+
         return property(itemgetter(index), doc=doc)
     return _tuplegetter(index, doc)
 

@@ -28,10 +28,13 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
 
 from uuidkit._stdlib import Lock as allocate_lock  # threading.Lock, without threading
 from uuidkit._stdlib import weak_ref as ref  # weakref.ref, without importing weakref
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
+if TYPE_CHECKING:  # collections.abc imports collections, which CPython 3.13's uuid does not
+    from collections.abc import Callable, Iterator
 
 __all__ = [
     "FREE_THREADED",

@@ -13,7 +13,6 @@ References: RFC 9562 §4 (hex-and-dash form, Figures 1-4), RFC 8141 (URN syntax)
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from uuid import UUID
 
 from uuidkit._accel import compiled
@@ -21,6 +20,7 @@ from uuidkit.errors import InvalidField, InvalidUUID
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Final
 
 __all__ = [

@@ -15,7 +15,6 @@ References: RFC 9562 §5.3, §5.5, §6.5, §6.6 (Table 3), Appendix A.2, A.4, B.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from uuid import UUID
 
 from uuidkit._accel import compiled
@@ -32,6 +31,7 @@ from uuidkit.layouts import (
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Final, Literal, Protocol, TypeAlias
 
 __all__ = [

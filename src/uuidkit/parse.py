@@ -28,7 +28,6 @@ References: RFC 9562 §4 (UUID Format, ABNF), RFC 5234 §2.3, RFC 8141 (URN).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from uuid import UUID
 
 from uuidkit._accel import compiled
@@ -60,6 +59,7 @@ from uuidkit.fields import (
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without the cost of importing typing
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Final
 
 __all__ = [
@@ -334,6 +334,9 @@ def from_fields(fields: Sequence[int] | UUIDFields) -> UUID:
     """
     if isinstance(fields, _RECORD_TYPES):
         return from_int_unchecked(_record_value(fields))
+    # Not at import: collections.abc imports collections, which CPython 3.13's uuid does not.
+    from collections.abc import Sequence
+
     if isinstance(fields, str | bytes) or not isinstance(fields, Sequence):
         raise InvalidField(f"fields: expected 6 integers, found {type(fields).__name__}", "fields")
     if len(fields) != len(FIELD_NAMES):
