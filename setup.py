@@ -44,6 +44,7 @@ SOURCES = [
     "src/uuidkit/_speedups_v7.c",
     "src/uuidkit/_speedups_digest.c",
     "src/uuidkit/_speedups_sha1_x86.c",
+    "src/uuidkit/_speedups_sha1_arm.c",
     "src/uuidkit/_speedups_datetime.c",
     "src/uuidkit/_speedups_gregorian.c",
     "src/uuidkit/_speedups_twin.c",

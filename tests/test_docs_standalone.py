@@ -122,7 +122,7 @@ CI_STEPS = [
     (r"^\.ci/freethreaded$", "`.ci/freethreaded`"),
     (r"^\.ci/aarch64$", "`.ci/aarch64`"),
     (r"^\.ci/dist$", "`.ci/dist`"),
-    (r"^\.ci/dist-aarch64$", "`.ci/dist-aarch64`"),
+    (r"^\.ci/dist-aarch64\b", "`.ci/dist-aarch64`"),
     (r"bench/bench_db\.py --quick --no-plot$", "`bench/bench_db.py --quick --no-plot`"),
 ]
 

@@ -10,8 +10,10 @@
  *
  * Written from RFC 1321 (MD5, §3.1-§3.5) and FIPS 180-4 (SHA-1, §4.1.1, §5.1.1, §6.1.2).
  * SHA-1 runs through the x86 SHA extensions where CPUID reports them (_speedups_sha1_x86.c),
- * else through the portable function here; _sha1_hardware(False) forces the portable one so
- * the tests compare both with hashlib at lengths around the block boundaries.
+ * or the SHA1 instructions of 64-bit ARM where the kernel's AT_HWCAP reports them
+ * (_speedups_sha1_arm.c), else through the portable function here; _sha1_hardware(False)
+ * forces the portable one so the tests compare both with hashlib at lengths around the block
+ * boundaries.
  *
  * References: RFC 1321; FIPS 180-4 §6.1; RFC 9562 §5.3, §5.5, §6.5.
  */
@@ -176,8 +178,9 @@ static void sha1_blocks(uint32_t *state, const unsigned char *blocks, size_t cou
 #undef SHA1_STEP
 #undef SHA1_W
 
-/* The SHA-1 block function of the SHA extensions when CPUID reports them, else NULL: set
-   once by uk_digest_init, while the module is imported, and only read afterwards. */
+/* The SHA-1 block function of the CPU's SHA-1 instructions (x86 SHA extensions, ARM SHA1)
+   when the CPU reports them, else NULL: set once by uk_digest_init, while the module is
+   imported, and only read afterwards. */
 static uk_blocks_function sha1_hardware;
 /* Cleared by _sha1_hardware(False) (the tests' switch to the portable function). Atomic: a
    free-threaded build may switch while other threads hash; both functions give the same
@@ -370,7 +373,8 @@ static PyObject *digest_uuid5(PyObject *module, PyObject *const *args, Py_ssize_
     return name_based(module, UK_FB_UUID5, 5, args, nargs, kwnames);
 }
 
-/* _sha1_hardware(enabled) -> bool: whether SHA-1 now runs through the SHA extensions. */
+/* _sha1_hardware(enabled) -> bool: whether SHA-1 now runs through the CPU's SHA-1
+   instructions. */
 static PyObject *digest_sha1_hardware(PyObject *module, PyObject *enabled)
 {
     (void)module;
@@ -390,15 +394,18 @@ static PyMethodDef digest_methods[] = {
      "uuid5(namespace, name) -> UUID: SHA-1 name-based UUID.\n\n"
      "References: RFC 9562 §5.5, §6.5."},
     {"_sha1_hardware", digest_sha1_hardware, METH_O,
-     "_sha1_hardware(enabled) -> bool: run SHA-1 (uuid5) through the x86 SHA extensions when "
-     "enabled and the CPU has them, else through the portable code; whether they are used."},
+     "_sha1_hardware(enabled) -> bool: run SHA-1 (uuid5) through the CPU's SHA-1 instructions "
+     "(x86 SHA extensions, 64-bit ARM SHA1) when enabled and the CPU has them, else through "
+     "the portable code; whether they are used."},
     {NULL, NULL, 0, NULL},
 };
 
 int uk_digest_init(PyObject *module)
 {
-#ifdef UK_SHA1_X86
+#if defined(UK_SHA1_X86)
     sha1_hardware = uk_sha1_x86_available() ? uk_sha1_blocks_x86 : NULL;
+#elif defined(UK_SHA1_ARM)
+    sha1_hardware = uk_sha1_arm_available() ? uk_sha1_blocks_arm : NULL;
 #endif
     return PyModule_AddFunctions(module, digest_methods);
 }

@@ -7,10 +7,10 @@ length around the 64-byte block boundaries (the 16-byte namespace shifts them: n
 39/40 and 47/48 bytes end the message at 55/56 and 63/64), and check RFC 9562 Appendix A.2
 and A.4. On the pure path the same assertions hold for the Python twins.
 
-SHA-1 has two compiled paths: the x86 SHA extensions where the CPU has them, and the
-portable code. Every test here runs on each (the module-scoped ``sha1_path`` fixture of
-sha1_paths.py switches with ``_sha1_hardware``); the property tests also run the Python
-twins beside them.
+SHA-1 has two compiled paths: the CPU's SHA-1 instructions where it has them (the x86 SHA
+extensions, the 64-bit ARM SHA1 instructions), and the portable code. Every test here runs
+on each (the module-scoped ``sha1_path`` fixture of sha1_paths.py switches with
+``_sha1_hardware``); the property tests also run the Python twins beside them.
 
 References: RFC 9562 §5.3, §5.5, §6.5, Appendix A.2, A.4; RFC 1321; FIPS 180-4 §6.1.
 """
@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sha1_paths import cpu_reports_sha_extensions, sha1_path  # noqa: F401 (the fixture)
+from sha1_paths import cpu_reports_sha1_instructions, sha1_path  # noqa: F401 (the fixture)
 
 import uuidkit
 from uuidkit import _accel
@@ -46,9 +46,12 @@ pytestmark = pytest.mark.usefixtures("sha1_path")
 
 
 @pytest.mark.skipif(_accel.SPEEDUPS is None, reason="the pure path has no compiled SHA-1")
-@pytest.mark.skipif(not cpu_reports_sha_extensions(), reason="the CPU lacks the SHA extensions")
-def test_the_sha_extensions_are_used_where_the_cpu_has_them(request: pytest.FixtureRequest) -> None:
-    # The kernel's flags come from CPUID too, but are read here independently of the module.
+@pytest.mark.skipif(not cpu_reports_sha1_instructions(), reason="the CPU lacks SHA-1 instructions")
+def test_the_sha1_instructions_are_used_where_the_cpu_has_them(
+    request: pytest.FixtureRequest,
+) -> None:
+    # The kernel's flags (x86: from CPUID; arm64: the hwcaps of the auxiliary vector) are
+    # what the module reads too, but are read here independently of it.
     speedups = _accel.SPEEDUPS
     assert speedups._sha1_hardware(True) is True
     assert speedups._sha1_hardware(False) is False
