@@ -41,7 +41,6 @@ References: RFC 9562 §5.4, §5.6, §5.7, §6.2, §4.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import resource
@@ -51,7 +50,6 @@ import sys
 import time
 import uuid
 from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 import floor
@@ -62,6 +60,7 @@ from bench_speed import (
     _compile_bytecode,
     _optional,
     interleaved,
+    load_cpython_uuid,
     median_and_spread,
 )
 
@@ -211,24 +210,6 @@ def import_cost(report: Report, runs: int) -> None:
 
 
 # --- pure path ----------------------------------------------------------------------------
-
-
-def load_cpython_uuid(path: str) -> ModuleType:
-    """A 3.14 ``Lib/uuid.py`` loaded in this interpreter without its ``_uuid`` helper."""
-    spec = importlib.util.spec_from_file_location("cpython314_uuid", path)
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    saved = sys.modules.get("_uuid")
-    sys.modules["_uuid"] = None  # type: ignore[assignment]  # makes "import _uuid" fail
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        if saved is None:
-            del sys.modules["_uuid"]
-        else:
-            sys.modules["_uuid"] = saved
-    return module
 
 
 def pure_child(number: int, rounds: int, cpython_uuid: str | None) -> None:

@@ -71,7 +71,11 @@ def _cpython_uuid(argv: list[str]) -> ModuleType | None:
     uuid6 and uuid7 never use it)."""
     if "--cpython-uuid" not in argv:
         return None
-    path = argv[argv.index("--cpython-uuid") + 1]
+    return load_cpython_uuid(argv[argv.index("--cpython-uuid") + 1])
+
+
+def load_cpython_uuid(path: str) -> ModuleType:
+    """A 3.14 ``Lib/uuid.py`` loaded in this interpreter without its ``_uuid`` helper."""
     spec = importlib.util.spec_from_file_location("cpython314_uuid", path)
     if spec is None or spec.loader is None:
         raise SystemExit(f"cannot load {path}")
