@@ -361,3 +361,30 @@ def test_a_rate_limited_attempt_is_forwarded_and_its_deny_relayed_without_a_prox
     engine.receive_datagram(encode(over.deny()), "b", 3, 5.01)
     (relayed,) = engine.datagrams_to_send()
     assert (relayed.interface, relayed.destination) == ("a", 7)
+
+
+def test_no_single_source_fills_the_proxy_table() -> None:
+    # A forger on one link-local source announces X+R claims under ever new device IDs: it
+    # gets its share of the table, no more, and an honest claimant behind another source
+    # is still defended (UIAP §5.1: proxy defense is a MAY, so a refused one is dropped).
+    share, capacity = 4, 10
+    config = EngineConfig(
+        max_proxy_records=capacity, max_proxy_records_per_source=share, source_rate=None,
+        interface_rate=None,
+    )  # fmt: skip
+    engine = Engine(9, random.Random(0), config)
+    engine.add_interface("a")
+    for claimant in range(100, 100 + 3 * capacity):
+        forged = attempt(claimant, 1, unique(claimant % 250), proxy=True, reclaim=True)
+        inject(engine, forged.replace(lifetime=60), "a", 66, 1.0)
+    started = [e.claimant for e in drain(engine) if isinstance(e, ProxyDefenseStarted)]
+    assert len(started) == share
+    assert engine.stats.dropped[DropReason.PROXY_TABLE_FULL] == 3 * capacity - share
+    honest = attempt(5, 1, unique(251), proxy=True, reclaim=True).replace(lifetime=60)
+    inject(engine, honest, "a", 5, 1.5)
+    assert [e.claimant for e in drain(engine) if isinstance(e, ProxyDefenseStarted)] == [5]
+    # A claim already defended may be renewed from its source when the share is used up.
+    renewal = attempt(started[0], 2, unique(started[0] % 250), proxy=True, reclaim=True)
+    refused = engine.stats.dropped[DropReason.PROXY_TABLE_FULL]
+    inject(engine, renewal.replace(lifetime=60), "a", 66, 2.0)
+    assert engine.stats.dropped[DropReason.PROXY_TABLE_FULL] == refused

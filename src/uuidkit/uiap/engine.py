@@ -128,7 +128,11 @@ class Engine(HeldClaimChecks, Forwarder):
         #: Own claims by domain, sorted by interval; and each claim's interval.
         self._own_index: dict[DomainID, DomainClaims] = {}
         self._own_intervals: dict[int, Interval] = {}
-        self._proxies = ProxyTable(config.max_proxy_records, config.max_proxy_lifetime)
+        self._proxies = ProxyTable(
+            config.max_proxy_records,
+            config.max_proxy_lifetime,
+            config.max_proxy_records_per_source,
+        )
         self._timers: TimerQueue[int | ProxyKey] = TimerQueue()
         self._next_handle = 1
         #: The ``now`` of the call being handled (every call runs ``_run_due`` first).
@@ -566,10 +570,11 @@ class Engine(HeldClaimChecks, Forwarder):
         if message.device_id == self.device_id:
             return
         interval = NumberSpace.generic(message.domain).interval(message.space)
-        if self._proxies.full_for(message, interval):
+        origin = (interface, source)
+        if self._proxies.full_for(message, interval, origin):
             self._drop(DropReason.PROXY_TABLE_FULL, interface, source)
             return
-        record, previous = self._proxies.remember(message, now, interval)
+        record, previous = self._proxies.remember(message, now, interval, origin)
         same_claim = record is not None and previous is not None and previous.space == record.space
         if previous is not None:
             self._timers.cancel(previous.timer)

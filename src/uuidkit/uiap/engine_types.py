@@ -115,6 +115,12 @@ class EngineConfig:
     #: Proxy records kept at most, in records; an X+R Claim-Attempt beyond is forwarded
     #: but not defended (``DropReason.PROXY_TABLE_FULL``; §5.1 proxy defense is a MAY).
     max_proxy_records: int = 1024
+    #: Proxy records one (interface, source) may hold at most, so that no single source
+    #: (forging claimant device IDs at will) can fill the table: beyond, its X+R claims are
+    #: forwarded but not defended (``PROXY_TABLE_FULL``). Choice: 256, a quarter of the
+    #: table: a relay carrying a busy site's announcements stays below, and at least four
+    #: sources are needed to fill it.
+    max_proxy_records_per_source: int = 256
     #: Seconds a proxied claim is defended at most from receipt, whatever its Lifetime
     #: (infinite included); ``None`` for no cap. §5.1: a proxy "MAY stop defending a
     #: claim at any earlier time". Choice: 24 s, three re-verification intervals: a
@@ -222,6 +228,7 @@ class EngineConfig:
         counts = {
             "max_flood_records": self.max_flood_records,
             "max_proxy_records": self.max_proxy_records,
+            "max_proxy_records_per_source": self.max_proxy_records_per_source,
             "source_burst": self.source_burst,
             "interface_burst": self.interface_burst,
             "max_tracked_sources": self.max_tracked_sources,

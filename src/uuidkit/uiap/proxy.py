@@ -31,7 +31,7 @@ References: UIAP §4.1, §4.5.1, §4.5.2, §5.1.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 from typing import Final, TypeAlias
 
@@ -114,6 +114,9 @@ class ProxyRecord:
     timer: int = 0
     #: This record's number in its domain's index; 0 when it is in the overlapping list.
     slot: int = 0
+    #: Where the X+R Claim-Attempt came from (the engine's (interface, source) of the hop
+    #: it arrived by), for the per-source share of the table.
+    origin: Hashable = None
 
     @property
     def key(self) -> ProxyKey:
@@ -127,29 +130,47 @@ class ProxyTable:
     References: UIAP §5.1.
     """
 
-    __slots__ = ("_by_domain", "_count", "_slots", "capacity", "max_lifetime")
+    __slots__ = (
+        "_by_domain", "_by_origin", "_count", "_slots", "capacity", "max_lifetime", "per_origin"
+    )  # fmt: skip
 
-    def __init__(self, capacity: int | None = None, max_lifetime: float | None = None) -> None:
+    def __init__(
+        self,
+        capacity: int | None = None,
+        max_lifetime: float | None = None,
+        per_origin: int | None = None,
+    ) -> None:
         self.capacity = capacity
         self.max_lifetime = max_lifetime
+        #: Records one origin (a hop's (interface, source)) may hold at most: no single
+        #: source, forging claimant device IDs at will, can fill the table and keep honest
+        #: claimants' X+R claims from being defended. ``None`` for no share.
+        self.per_origin = per_origin
         self._by_domain: dict[DomainID, _DomainRecords] = {}
+        #: Live records per origin; an origin with none has no entry (at most one entry per
+        #: record, so the table's capacity bounds it).
+        self._by_origin: dict[Hashable, int] = {}
         self._count = 0
         self._slots = itertools.count(1)
 
     def __len__(self) -> int:
         return self._count
 
-    def full_for(self, message: Message, interval: Interval) -> bool:
-        """True when ``message`` would add a record beyond ``capacity``, or beyond
-        :data:`MAX_OVERLAPPING` records of its domain overlapping others (replacing the
-        record of the same claim is always possible)."""
+    def full_for(self, message: Message, interval: Interval, origin: Hashable = None) -> bool:
+        """True when ``message`` would add a record beyond ``capacity``, beyond ``origin``'s
+        share (``per_origin``), or beyond :data:`MAX_OVERLAPPING` records of its domain
+        overlapping others (replacing the record of the same claim is always possible)."""
         if message.lifetime == 0:
             return False  # a lifetime of 0 adds no record
         key = (message.device_id, message.claim_reference, message.domain)
         records = self._by_domain.get(message.domain)
         if records is not None and not records.room_for(key, interval):
             return True
-        if self.capacity is None or self._count < self.capacity:
+        table_full = self.capacity is not None and self._count >= self.capacity
+        share_full = (
+            self.per_origin is not None and self._by_origin.get(origin, 0) >= self.per_origin
+        )
+        if not (table_full or share_full):
             return False
         return self.get(key) is None
 
@@ -175,7 +196,7 @@ class ProxyTable:
         return [] if records is None else records.meeting(interval)
 
     def remember(
-        self, message: Message, now: float, interval: Interval
+        self, message: Message, now: float, interval: Interval, origin: Hashable = None
     ) -> tuple[ProxyRecord | None, ProxyRecord | None]:
         """Defend ``message``'s claim: returns (the new record or ``None``, the record it replaced).
 
@@ -191,16 +212,25 @@ class ProxyTable:
         if previous is not None:
             records.remove(previous)
             self._count -= 1
+            self._release_share(previous.origin)
         if message.lifetime == 0:
             self._prune(message.domain)
             return None, previous
         record = ProxyRecord(
             *key[:2], message.domain, message.space, self._expiry(message.lifetime, now),
-            message.sequence, interval,
+            message.sequence, interval, origin=origin,
         )  # fmt: skip
         records.add(record, next(self._slots))
         self._count += 1
+        self._by_origin[origin] = self._by_origin.get(origin, 0) + 1
         return record, previous
+
+    def _release_share(self, origin: Hashable) -> None:
+        left = self._by_origin[origin] - 1
+        if left:
+            self._by_origin[origin] = left
+        else:
+            del self._by_origin[origin]
 
     def _expiry(self, lifetime: int, now: float) -> float | None:
         # §5.1: "MUST NOT defend a claim for longer than the period specified in the
@@ -215,6 +245,7 @@ class ProxyTable:
         specified in the Claim-Attempt expires")."""
         self._by_domain[record.domain].remove(record)
         self._count -= 1
+        self._release_share(record.origin)
         self._prune(record.domain)
 
     def _prune(self, domain: DomainID) -> None:
