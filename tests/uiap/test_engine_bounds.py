@@ -388,3 +388,31 @@ def test_no_single_source_fills_the_proxy_table() -> None:
     refused = engine.stats.dropped[DropReason.PROXY_TABLE_FULL]
     inject(engine, renewal.replace(lifetime=60), "a", 66, 2.0)
     assert engine.stats.dropped[DropReason.PROXY_TABLE_FULL] == refused
+
+
+@pytest.mark.parametrize("reclaim", [False, True], ids=["new-claim", "reclaim"])
+@pytest.mark.parametrize(
+    "config",
+    [EngineConfig(), EngineConfig.draft_only(), EngineConfig(claim_period=0.05, claim_timeout=0.1)],
+    ids=["defaults", "draft-only", "test-timers"],
+)
+def test_no_grant_comes_sooner_than_the_shortest_claim(reclaim: bool, config: EngineConfig) -> None:
+    # The bound behind "a node-bound generator may outlive its daemon by a little": a holder
+    # that stops defending at t lets another device be granted its node no sooner than
+    # t + shortest_claim_seconds() (UIAP §2.4.1: the attempts Claim_Period apart, then
+    # Claim_Timeout with no deny), whatever that device's timing. Stepped at every deadline.
+    engine = Engine(3, random.Random(0), config)
+    engine.add_interface("a")
+    attempts = config.reclaim_attempts if reclaim else config.claim_attempts
+    expected = attempts * config.claim_period + config.claim_timeout  # §2.4.1, §4.4
+    handle = engine.claim(DOMAIN, unique(7), 60, 100.0, reclaim=reclaim)
+    granted_at = None
+    now = 100.0
+    while granted_at is None and (deadline := engine.get_timer()) is not None:
+        now = deadline
+        engine.handle_timer(now)
+        if any(isinstance(e, ClaimSucceeded) and e.claim == handle for e in drain(engine)):
+            granted_at = now
+    assert granted_at is not None
+    assert granted_at - 100.0 >= config.shortest_claim_seconds() - 1e-9
+    assert granted_at - 100.0 == pytest.approx(expected)

@@ -255,6 +255,17 @@ class EngineConfig:
         attempts = max(self.claim_attempts, self.reclaim_attempts)
         return attempts * self.claim_period + self.claim_timeout
 
+    def shortest_claim_seconds(self) -> float:
+        """Seconds from a claim's first Claim-Attempt to the earliest grant (new claim or
+        reclaim, no deny heard): no device can be granted a space sooner after it starts
+        claiming it. A holder that stops defending (its daemon killed) is therefore safe to
+        generate with for this long after it stopped, less a margin for clock rates.
+
+        References: UIAP §2.4.1 (Claim_Period, Claim_Timeout), §4.4, §10.
+        """
+        attempts = min(self.claim_attempts, self.reclaim_attempts)
+        return attempts * self.claim_period + self.claim_timeout
+
 
 #: The draft's defaults: what ``Engine`` uses when given no configuration.
 DEFAULT_ENGINE_CONFIG: Final = EngineConfig()
