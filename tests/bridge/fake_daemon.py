@@ -24,6 +24,10 @@ class FakeDaemon:
         #: UIDs whose reclaim (a re-verification) is denied with a collision.
         self.collide_on_reclaim: set[str] = set()
         self.requests: list[dict[str, Any]] = []
+        #: While set and not yet set free, a new claim (not a reclaim) waits for it (at most
+        #: ``hold_timeout_s``): a claim that "takes forever", to show who waits on one.
+        self.hold_claims: threading.Event | None = None
+        self.hold_timeout_s = 10.0
         self.claims: dict[str, dict[str, Any]] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -88,6 +92,9 @@ class FakeDaemon:
                 return encode_reply(request_id, self._denied(uid, "denied"))
             if held:
                 return encode_reply(request_id, self._granted(held[0], uid, params))
+        hold = self.hold_claims
+        if hold is not None:
+            hold.wait(self.hold_timeout_s)
         if uid in self.deny:
             return encode_reply(request_id, self._denied(uid, "denied"))
         claim_id = f"c{next(self._ids)}"

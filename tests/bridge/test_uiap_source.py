@@ -58,7 +58,7 @@ def node_of(value: UUID) -> int:
 
 
 def test_claims_a_random_multicast_node_in_the_node_domain(daemon: FakeDaemon) -> None:
-    with UIAPNodeSource(daemon.path, lifetime_s=60) as source:
+    with UIAPNodeSource(daemon.path, spares=0, lifetime_s=60) as source:
         generator = node_bound_generator(7, source)
         values = [generator() for _ in range(10_000)]
         node = node_of(values[0])
@@ -75,7 +75,7 @@ def test_claims_a_random_multicast_node_in_the_node_domain(daemon: FakeDaemon) -
 
 
 def test_collision_on_renewal_switches_node_at_once(daemon: FakeDaemon) -> None:
-    with UIAPNodeSource(daemon.path) as source:
+    with UIAPNodeSource(daemon.path, spares=0) as source:
         generator = node_bound_generator(7, source)
         recorder = Recorder(source)  # after the generator: it hears a loss first
         before = [generator() for _ in range(1000)]
@@ -93,7 +93,7 @@ def test_collision_on_renewal_switches_node_at_once(daemon: FakeDaemon) -> None:
 
 
 def test_raise_policy_after_collision(daemon: FakeDaemon) -> None:
-    with UIAPNodeSource(daemon.path, on_loss=OnNodeLoss.RAISE) as source:
+    with UIAPNodeSource(daemon.path, spares=0, on_loss=OnNodeLoss.RAISE) as source:
         generator = node_bound_generator(6, source)
         recorder = Recorder(source)  # after the generator: it hears a loss first
         generator()
@@ -109,7 +109,7 @@ def test_raise_policy_after_collision(daemon: FakeDaemon) -> None:
 
 def test_renewal_extends_the_lease(daemon: FakeDaemon) -> None:
     now = [1_000 * 10**9]
-    with UIAPNodeSource(daemon.path, clock=lambda: now[0]) as source:
+    with UIAPNodeSource(daemon.path, spares=0, clock=lambda: now[0]) as source:
         recorder = Recorder(source)
         lease = source.current()
         daemon.send_event(
@@ -126,7 +126,7 @@ def test_renewal_extends_the_lease(daemon: FakeDaemon) -> None:
 
 
 def test_daemon_loss_stops_the_node_and_never_falls_back(daemon: FakeDaemon) -> None:
-    with UIAPNodeSource(daemon.path) as source:
+    with UIAPNodeSource(daemon.path, spares=0) as source:
         generator = node_bound_generator(1, source)
         recorder = Recorder(source)  # after the generator: it hears a loss first
         generator()
@@ -140,7 +140,7 @@ def test_daemon_loss_stops_the_node_and_never_falls_back(daemon: FakeDaemon) -> 
 def test_a_line_without_end_from_the_daemon_ends_the_watch(daemon: FakeDaemon) -> None:
     # The watch stream holds at most one line a client accepts, then gives the node up as
     # it does for a daemon gone, instead of buffering whatever the daemon sends.
-    with UIAPNodeSource(daemon.path) as source:
+    with UIAPNodeSource(daemon.path, spares=0) as source:
         recorder = Recorder(source)
         source.current()
         daemon.send_raw(b" " * (MAX_REPLY_OCTETS + 1))
@@ -149,12 +149,16 @@ def test_a_line_without_end_from_the_daemon_ends_the_watch(daemon: FakeDaemon) -
 
 def test_denied_nodes_are_replaced_then_given_up(daemon: FakeDaemon) -> None:
     draws = iter([b"\x00\x00\x00\x00\x00\x01", b"\x00\x00\x00\x00\x00\x02"] * 5)
-    with UIAPNodeSource(daemon.path, random_bytes=lambda n: next(draws), max_attempts=2) as source:
+    with UIAPNodeSource(
+        daemon.path, spares=0, random_bytes=lambda n: next(draws), max_attempts=2
+    ) as source:
         daemon.deny.add("010000000001")  # the first draw (multicast bit set) is taken
         assert source.current().node == 0x0100_0000_0002
     daemon.deny.add("010000000002")
     with (
-        UIAPNodeSource(daemon.path, random_bytes=lambda n: next(draws), max_attempts=2) as source,
+        UIAPNodeSource(
+            daemon.path, spares=0, random_bytes=lambda n: next(draws), max_attempts=2
+        ) as source,
         pytest.raises(NodeUnavailableError, match="no node ID granted in 2 claims"),
     ):
         source.current()
@@ -164,7 +168,7 @@ def test_a_suspected_conflict_stops_the_node_until_the_verdict(daemon: FakeDaemo
     """``suspect`` from the daemon: the generator stops using the node at once (before the
     verdict), and the source hands it out again only after ``granted`` (how ``verify``).
     Without a verdict the source gives up after its timeout, never using the node."""
-    with UIAPNodeSource(daemon.path, timeout_s=0.5) as source:
+    with UIAPNodeSource(daemon.path, spares=0, timeout_s=0.5) as source:
         generator = node_bound_generator(7, source)
         recorder = Recorder(source)
         node = node_of(generator())
@@ -184,7 +188,7 @@ def test_a_suspected_conflict_stops_the_node_until_the_verdict(daemon: FakeDaemo
 def test_a_suspicion_ending_in_collision_switches_node(daemon: FakeDaemon) -> None:
     """A value asked for during the suspicion waits for the verdict, then carries a new
     node (policy RECLAIM), never the suspected one."""
-    with UIAPNodeSource(daemon.path) as source:
+    with UIAPNodeSource(daemon.path, spares=0) as source:
         generator = node_bound_generator(7, source)
         recorder = Recorder(source)
         node = node_of(generator())
@@ -201,7 +205,7 @@ def test_a_suspicion_ending_in_collision_switches_node(daemon: FakeDaemon) -> No
 
 
 def test_closing_the_source_ends_a_wait_for_a_verdict(daemon: FakeDaemon) -> None:
-    source = UIAPNodeSource(daemon.path)
+    source = UIAPNodeSource(daemon.path, spares=0)
     recorder = Recorder(source)
     source.current()
     daemon.send_event("suspect", {"claim": source.claim_id, "reason": "attempted"})
@@ -232,7 +236,7 @@ def test_the_watcher_never_waits_on_the_daemon(daemon: FakeDaemon) -> None:
     daemon re-verifies by itself), so the stream's end, the one signal of a dead daemon,
     is seen at once. The lease cannot end on its own here (a frozen clock): only the end
     of the stream can stop the node."""
-    with UIAPNodeSource(daemon.path, clock=lambda: 1_000 * 10**9) as source:
+    with UIAPNodeSource(daemon.path, spares=0, clock=lambda: 1_000 * 10**9) as source:
         recorder = Recorder(source)
         source.current()
         daemon.send_event("interface-up", {"interface": "eth0"})
@@ -243,14 +247,14 @@ def test_the_watcher_never_waits_on_the_daemon(daemon: FakeDaemon) -> None:
 
 def test_bad_settings_are_named(daemon: FakeDaemon) -> None:
     with pytest.raises(InvalidField, match="max_attempts"):
-        UIAPNodeSource(daemon.path, max_attempts=0)
+        UIAPNodeSource(daemon.path, spares=0, max_attempts=0)
     with pytest.raises(InvalidField, match="version"):
-        node_bound_generator(4, UIAPNodeSource(daemon.path))
+        node_bound_generator(4, UIAPNodeSource(daemon.path, spares=0))
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_a_forked_child_claims_its_own_node(daemon: FakeDaemon) -> None:
-    with UIAPNodeSource(daemon.path) as source:
+    with UIAPNodeSource(daemon.path, spares=0) as source:
         generator = node_bound_generator(7, source)
         parent_node = node_of(generator())
         read_end, write_end = os.pipe()
@@ -282,7 +286,9 @@ def test_a_renewal_heard_after_the_lease_lapsed_here_changes_nothing(
     # watcher reads the stream in order, so once it reports the `released` sent after the
     # late renewal, the late renewal was handled.
     now = [1_000 * 10**9]
-    with UIAPNodeSource(daemon.path, clock=lambda: now[0], on_loss=OnNodeLoss.RAISE) as source:
+    with UIAPNodeSource(
+        daemon.path, spares=0, clock=lambda: now[0], on_loss=OnNodeLoss.RAISE
+    ) as source:
         recorder = Recorder(source)
         first = source.current()
         old_claim = source.claim_id

@@ -45,6 +45,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 from uuidkit._system import system_clock_ns
+from uuidkit.bridge.spares import SpareNodes, check_spares
 from uuidkit.errors import InvalidField, NodeUnavailableError
 from uuidkit.generators._policy import register_for_fork
 from uuidkit.generators.node import random_node
@@ -188,6 +189,7 @@ class UIAPNodeSource:
         timeout_s: float = 60.0,
         clock: Callable[[], int] | None = None,
         random_bytes: Callable[[int], bytes] = os.urandom,
+        spares: int = 1,
     ) -> None:
         if not isinstance(on_loss, OnNodeLoss):
             raise InvalidField(f"on_loss: expected an OnNodeLoss, found {on_loss!r}", "on_loss")
@@ -208,6 +210,25 @@ class UIAPNodeSource:
         self._listeners = ListenerSet()
         self._reset_state()
         self._generation = 0
+        check_spares(spares)
+        self.spares = spares
+        #: With spares: the claims (this source's own state unused), see uuidkit.bridge.spares.
+        self._pool: SpareNodes | None = None
+        if spares:
+            slots = [
+                UIAPNodeSource(
+                    socket_path,
+                    lifetime_s=lifetime_s,
+                    max_attempts=max_attempts,
+                    expiry_margin_s=expiry_margin_s,
+                    timeout_s=timeout_s,
+                    clock=clock,
+                    random_bytes=random_bytes,
+                    spares=0,
+                )
+                for _ in range(1 + spares)
+            ]
+            self._pool = SpareNodes(slots, raise_on_loss=on_loss is OnNodeLoss.RAISE)
         register_for_fork(self)
 
     def _reset_state(self) -> None:
@@ -223,8 +244,34 @@ class UIAPNodeSource:
         self._watcher: threading.Thread | None = None
         self._lost_reason: str | None = None
         self._closed = False
-        #: How many claims this source made (granted or denied): its messages to the daemon.
-        self.claims_made = 0
+        self._claims_made = 0
+
+    @property
+    def claims_made(self) -> int:
+        """How many claims this source made (granted or denied): its messages to the daemon."""
+        if self._pool is not None:
+            return sum(slot.claims_made for slot in self._slots())
+        return self._claims_made
+
+    def _slots(self) -> list[UIAPNodeSource]:
+        assert self._pool is not None
+        return [slot for slot in self._pool.slots if isinstance(slot, UIAPNodeSource)]
+
+    def spare_nodes(self) -> list[int]:
+        """The nodes held as ready spares (claimed and defended, not in use, not doubted)."""
+        return [] if self._pool is None else self._pool.spare_nodes()
+
+    def usable(self) -> NodeLease | None:
+        """The held lease if it may be used now (not doubted, not expired), without a
+        claim or a wait; ``None`` otherwise (a source without spares: a slot's check).
+
+        References: UIAP §4.4.
+        """
+        with self._lock:
+            lease = self._lease
+            if self._closed or lease is None or self._suspicion is not None:
+                return None
+            return lease if self._clock() < lease.expires_ns else None
 
     # ------------------------------------------------------------------ NodeSource
 
@@ -233,6 +280,8 @@ class UIAPNodeSource:
 
         References: RFC 9562 §6.4; UIAP §2.1.1.
         """
+        if self._pool is not None:
+            return self._pool.current()
         events: list[NodeEvent] = []
         try:
             with self._lock:
@@ -243,10 +292,16 @@ class UIAPNodeSource:
 
     def subscribe(self, listener: NodeListener) -> None:
         """Call ``listener`` on every later event. References: UIAP §2.1.2."""
+        if self._pool is not None:
+            self._pool.subscribe(listener)
+            return
         self._listeners.add(listener)
 
     def unsubscribe(self, listener: NodeListener) -> None:
         """Stop calling ``listener``. References: UIAP §2.1.2."""
+        if self._pool is not None:
+            self._pool.unsubscribe(listener)
+            return
         self._listeners.discard(listener)
 
     # ------------------------------------------------------------------ control
@@ -254,6 +309,9 @@ class UIAPNodeSource:
     @property
     def claim_id(self) -> str | None:
         """The daemon's ID of the claim in use, or ``None``."""
+        if self._pool is not None:
+            active = self._pool.active
+            return active.claim_id if isinstance(active, UIAPNodeSource) else None
         return self._claim_id
 
     def restart(self) -> None:
@@ -261,6 +319,9 @@ class UIAPNodeSource:
 
         References: UIAP §2.1.2.
         """
+        if self._pool is not None:
+            self._pool.restart()
+            return
         with self._lock:
             self._lost_reason = None
 
@@ -272,6 +333,9 @@ class UIAPNodeSource:
         References: UIAP §2.1.2 (a collision "will only be detected if ... [a device]
         attempts to re-claim the UID space"), §4.4.
         """
+        if self._pool is not None:
+            active = self._pool.active
+            return isinstance(active, UIAPNodeSource) and active.verify()
         events: list[NodeEvent] = []
         try:
             with self._lock:
@@ -293,7 +357,9 @@ class UIAPNodeSource:
                 self._listeners.emit(event)
 
     def close(self) -> None:
-        """Release the claim and close the connections (the source stays unusable)."""
+        """Release the claims and close the connections (the source stays unusable)."""
+        if self._pool is not None:
+            self._pool.close()
         with self._lock:
             self._closed = True
             claim, client, stream = self._claim_id, self._client, self._stream
@@ -390,7 +456,7 @@ class UIAPNodeSource:
     def _claim(self, node: int, *, reclaim: bool) -> ClaimResult:
         if self._client is None:
             self._client = Client(self.socket_path, timeout=self._timeout_s, wait=0)
-        self.claims_made += 1
+        self._claims_made += 1
         try:
             return self._client.claim(
                 UUID_NODE_ID_DOMAIN,
