@@ -115,6 +115,7 @@ def service(clock: FakeClock) -> FakeService:
 def source(service: FakeService) -> Iterator[LeasedNodeSource]:
     leased = LeasedNodeSource(
         service,
+        spares=0,  # the lease mechanism of one node (spares: test_spares.py)
         lifetime_s=LIFETIME_S,
         margin_s=MARGIN_S,
         random_bytes=counting_bytes(),  # type: ignore[arg-type]
@@ -208,7 +209,7 @@ def test_policy_raise_raises_after_a_loss_until_restart(
     service: FakeService, clock: FakeClock
 ) -> None:
     with LeasedNodeSource(
-        service, lifetime_s=LIFETIME_S, on_loss=OnNodeLoss.RAISE, threads=False
+        service, lifetime_s=LIFETIME_S, on_loss=OnNodeLoss.RAISE, threads=False, spares=0
     ) as source:
         first = source.current()
         clock.advance(LIFETIME_S)
@@ -243,7 +244,7 @@ def test_the_watchdog_revokes_at_the_deadline_while_the_renewer_is_stuck() -> No
     service.clock = _RealClock()
     service.renew_gate = threading.Event()  # every renewal hangs (a server that stopped)
     lost = threading.Event()
-    with LeasedNodeSource(service, lifetime_s=2, margin_s=0.5) as source:
+    with LeasedNodeSource(service, spares=0, lifetime_s=2, margin_s=0.5) as source:
         source.subscribe(lambda e: lost.set() if e.kind is NodeEventKind.LOST else None)
         try:
             lease = source.current()
@@ -276,6 +277,7 @@ def test_a_renewal_confirmed_after_the_node_was_revoked_here_does_not_revive_it(
     events: list[NodeEvent] = []
     with LeasedNodeSource(
         service,
+        spares=0,
         lifetime_s=LIFETIME_S,
         margin_s=MARGIN_S,
         on_loss=OnNodeLoss.RAISE,  # the revocation then needs no new request

@@ -1,4 +1,5 @@
-"""Spare nodes (uuidkit.bridge.spares) behind UIAPNodeSource, against the stand-in daemon.
+"""Spare nodes (uuidkit.bridge.spares) behind UIAPNodeSource (against the stand-in daemon)
+and LeasedNodeSource (against the in-memory service of test_leased_source).
 
 A lost node costs one switch to the spare the source already holds, not a claim; a doubted
 node (``suspect``, UIAP §4.4) is replaced by the spare at once and never used while in
@@ -20,10 +21,19 @@ from uuid import UUID
 
 import pytest
 from fake_daemon import FakeDaemon
+from test_leased_source import (
+    LIFETIME_S,
+    MARGIN_S,
+    WALL_NS,
+    FakeClock,
+    FakeService,
+    counting_bytes,
+)
 
-from uuidkit.bridge import OnNodeLoss, UIAPNodeSource, node_bound_generator
+from uuidkit import _system
+from uuidkit.bridge import LeasedNodeSource, OnNodeLoss, UIAPNodeSource, node_bound_generator
 from uuidkit.errors import InvalidField, NodeUnavailableError
-from uuidkit.generators import NodeEvent, NodeEventKind
+from uuidkit.generators import NodeBoundV7Generator, NodeEvent, NodeEventKind
 from uuidkit.nodelayouts import read_node_layout
 
 WAIT_S = 30.0
@@ -195,3 +205,36 @@ def test_a_forked_child_claims_its_own_nodes(daemon: FakeDaemon) -> None:
         assert child_node not in (parent_node, parent_spare)
         assert node_of(generator()) == parent_node
         assert source.spare_nodes() == [parent_spare]
+
+
+def test_a_lost_lease_switches_to_the_spare_without_a_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """LeasedNodeSource keeps its spare the same way (one shared SpareNodes): a renewal
+    refused by the service (fencing) loses the node, and with the service unreachable from
+    then on, the next values carry the spare, leased and renewed beforehand."""
+    clock = FakeClock()
+    monkeypatch.setattr(_system, "monotonic_ns", clock)
+    service = FakeService(clock)
+    with LeasedNodeSource(
+        service,
+        lifetime_s=LIFETIME_S,
+        margin_s=MARGIN_S,
+        random_bytes=counting_bytes(),  # type: ignore[arg-type]
+        clock=lambda: WALL_NS,
+        threads=False,
+    ) as source:
+        generator = NodeBoundV7Generator(source, clock=lambda: WALL_NS)
+        lost = threading.Event()
+        source.subscribe(lambda e: lost.set() if e.kind is NodeEventKind.LOST else None)
+        first = node_of(generator())
+        until(lambda: len(source.spare_nodes()) == 1, "a spare leased")
+        (spare,) = source.spare_nodes()
+        (active,) = [s for s in source.slots if s.grant is not None and s.grant.node == first]
+        lease, grant = active.current(), active.grant
+        assert grant is not None
+        del service.held[first]  # the lease lapsed at the service
+        assert not active.renew_once(lease, grant)
+        assert lost.is_set()
+        service.unreachable = True  # no request can succeed from here on
+        assert {node_of(generator()) for _ in range(100)} == {spare}

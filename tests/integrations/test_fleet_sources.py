@@ -96,6 +96,9 @@ class Postgres(Service):
         return self.psycopg.connect(self.cluster.dsn(), autocommit=True)
 
     def make(self, **kwargs: Any) -> LeasedNodeSource:
+        # One lease per source: these tests look at one lease against the real server (its
+        # grant, renewals, connection); spares are tested in tests/bridge/test_spares.py.
+        kwargs.setdefault("spares", 0)
         return PostgresNodeSource(self.cluster.dsn(), **kwargs)
 
     def held(self, node: int) -> bool:
@@ -154,6 +157,9 @@ class Etcd(Service):
         self.server = server
 
     def make(self, **kwargs: Any) -> LeasedNodeSource:
+        # One lease per source: these tests look at one lease against the real server (its
+        # grant, renewals, connection); spares are tested in tests/bridge/test_spares.py.
+        kwargs.setdefault("spares", 0)
         return EtcdNodeSource(self.server.endpoint, **kwargs)
 
     def _call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -171,6 +171,7 @@ class EtcdNodeSource(LeasedNodeSource):
         timeout_s: float = 5.0,
         max_attempts: int = 8,
         random_bytes: Callable[[int], bytes] = os.urandom,
+        spares: int = 1,
     ) -> None:
         super().__init__(
             EtcdLeases(endpoint, prefix, timeout_s),
@@ -179,6 +180,7 @@ class EtcdNodeSource(LeasedNodeSource):
             on_loss=on_loss,
             max_attempts=max_attempts,
             random_bytes=random_bytes,
+            spares=spares,
         )
 
     def __enter__(self) -> EtcdNodeSource:

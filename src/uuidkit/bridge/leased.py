@@ -39,6 +39,7 @@ from typing import Final, Protocol
 
 from uuidkit import _system
 from uuidkit.bridge.nodespace import leased_node
+from uuidkit.bridge.spares import SpareNodes, check_spares
 from uuidkit.bridge.uiap_source import OnNodeLoss
 from uuidkit.errors import InvalidField, NodeUnavailableError
 from uuidkit.generators._policy import register_for_fork
@@ -128,6 +129,33 @@ class LeaseBackend(Protocol):
         ...
 
 
+class _SharedBackend:
+    """One backend shared by the slots of a source with spares: one request at a time
+    (a backend holds one connection), closed and forgotten by the source, not the slots."""
+
+    def __init__(self, backend: LeaseBackend) -> None:
+        self._backend = backend
+        self._lock = threading.Lock()
+
+    def acquire(self, node: int, lifetime_s: int) -> Grant | None:
+        with self._lock:
+            return self._backend.acquire(node, lifetime_s)
+
+    def renew(self, grant: Grant, lifetime_s: int) -> int | None:
+        with self._lock:
+            return self._backend.renew(grant, lifetime_s)
+
+    def release(self, grant: Grant) -> None:
+        with self._lock:
+            self._backend.release(grant)
+
+    def close(self) -> None:
+        """Nothing: the source closes the backend after every slot released its lease."""
+
+    def forget_after_fork(self) -> None:
+        self._lock = threading.Lock()  # the source makes the backend forget (once)
+
+
 class LeasedNodeSource:
     """A node source whose nodes are leased through ``backend`` (see the module docstring).
 
@@ -157,6 +185,7 @@ class LeasedNodeSource:
         random_bytes: Callable[[int], bytes] = os.urandom,
         clock: Callable[[], int] | None = None,
         threads: bool = True,
+        spares: int = 1,
     ) -> None:
         if type(lifetime_s) is not int or lifetime_s < 2:
             raise InvalidField(
@@ -183,6 +212,26 @@ class LeasedNodeSource:
         self._threads_wanted = threads
         self._listeners = ListenerSet()
         self._generation = 0
+        check_spares(spares)
+        self.spares = spares
+        #: With spares: the leases (this source's own lease unused), uuidkit.bridge.spares.
+        self._pool: SpareNodes | None = None
+        if spares:
+            shared = _SharedBackend(backend)
+            slots = [
+                LeasedNodeSource(
+                    shared,
+                    lifetime_s=lifetime_s,
+                    margin_s=margin_s,
+                    max_attempts=max_attempts,
+                    random_bytes=random_bytes,
+                    clock=clock,
+                    threads=threads,
+                    spares=0,
+                )
+                for _ in range(1 + spares)
+            ]
+            self._pool = SpareNodes(slots, raise_on_loss=on_loss is OnNodeLoss.RAISE)
         self._reset_state()
         register_for_fork(self)
 
@@ -204,6 +253,8 @@ class LeasedNodeSource:
 
         References: RFC 9562 §6.4.
         """
+        if self._pool is not None:
+            return self._pool.current()
         events: list[NodeEvent] = []
         try:
             with self._lock:
@@ -213,10 +264,16 @@ class LeasedNodeSource:
 
     def subscribe(self, listener: NodeListener) -> None:
         """Call ``listener`` on every later event. References: RFC 9562 §6.4."""
+        if self._pool is not None:
+            self._pool.subscribe(listener)
+            return
         self._listeners.add(listener)
 
     def unsubscribe(self, listener: NodeListener) -> None:
         """Stop calling ``listener``. References: RFC 9562 §6.4."""
+        if self._pool is not None:
+            self._pool.unsubscribe(listener)
+            return
         self._listeners.discard(listener)
 
     # ------------------------------------------------------------------ control
@@ -224,13 +281,42 @@ class LeasedNodeSource:
     @property
     def grant(self) -> Grant | None:
         """The service's grant in use (node, ttl, backend token), or ``None``."""
+        if self._pool is not None:
+            active = self._pool.active
+            return active.grant if isinstance(active, LeasedNodeSource) else None
         return self._grant
+
+    @property
+    def slots(self) -> list[LeasedNodeSource]:
+        """With spares: the single-lease sources holding the node in use and the spares."""
+        if self._pool is None:
+            return []
+        return [slot for slot in self._pool.slots if isinstance(slot, LeasedNodeSource)]
+
+    def spare_nodes(self) -> list[int]:
+        """The nodes held as ready spares (leased and renewed, not in use)."""
+        return [] if self._pool is None else self._pool.spare_nodes()
+
+    def usable(self) -> NodeLease | None:
+        """The held lease if it may be used now (before its deadline), without a request;
+        ``None`` otherwise (a source without spares: a slot's check).
+
+        References: RFC 9562 §6.4.
+        """
+        with self._lock:
+            lease = self._lease
+            if self._closed or lease is None or self._mono() >= self._deadline(lease):
+                return None
+            return lease
 
     def restart(self) -> None:
         """After a loss under policy RAISE: let the next :meth:`current` lease anew.
 
         References: RFC 9562 §6.4.
         """
+        if self._pool is not None:
+            self._pool.restart()
+            return
         with self._lock:
             self._lost_reason = None
 
@@ -239,6 +325,8 @@ class LeasedNodeSource:
 
         References: RFC 9562 §6.4.
         """
+        if self._pool is not None:
+            self._pool.close()  # every slot releases its lease, then the backend closes
         events: list[NodeEvent] = []
         with self._lock:
             self._closed = True

@@ -184,6 +184,7 @@ class PostgresNodeSource(LeasedNodeSource):
         table: str = DEFAULT_TABLE,
         max_attempts: int = 8,
         random_bytes: Callable[[int], bytes] = os.urandom,
+        spares: int = 1,
     ) -> None:
         super().__init__(
             PostgresLeases(dsn, table),
@@ -192,6 +193,7 @@ class PostgresNodeSource(LeasedNodeSource):
             on_loss=on_loss,
             max_attempts=max_attempts,
             random_bytes=random_bytes,
+            spares=spares,
         )
 
     def __enter__(self) -> PostgresNodeSource:
