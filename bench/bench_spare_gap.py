@@ -28,9 +28,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "bridge"))
 
-from fake_daemon import FakeDaemon  # noqa: E402
+from fake_daemon import FakeDaemon
 
-from uuidkit.bridge import UIAPNodeSource, node_bound_generator  # noqa: E402
+from uuidkit.bridge import UIAPNodeSource, node_bound_generator
 
 SCENARIOS = ("collision", "suspect+verify", "suspect+collision")
 
