@@ -287,7 +287,8 @@ def _node_bound(version: int, socket_path: str) -> Callable[[int], list[UUID]]:
     is released when the command ends (RFC 9562 §6.4; UIAP §2.1.1)."""
     from uuidkit.bridge import UIAPNodeSource, node_bound_generator
 
-    source = UIAPNodeSource(socket_path)
+    # One claim: a command that prints its values and ends has no use for a spare node.
+    source = UIAPNodeSource(socket_path, spares=0)
     atexit.register(source.close)
     return node_bound_generator(version, source).generate
 
