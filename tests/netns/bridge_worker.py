@@ -48,7 +48,9 @@ def main() -> None:
     if args.node is not None:
         forced = iter([bytes.fromhex(args.node)])
         random_bytes = lambda n: next(forced, None) or os.urandom(n)  # noqa: E731
-    source = UIAPNodeSource(args.socket, lifetime_s=args.lifetime, random_bytes=random_bytes)
+    source = UIAPNodeSource(
+        args.socket, lifetime_s=args.lifetime, random_bytes=random_bytes, spares=0
+    )
     summary: dict[str, Any] = {"name": args.name, "pid": os.getpid()}
     lease = source.current()
     summary |= {"node": lease.node, "claim": source.claim_id, "start_ns": time.time_ns()}

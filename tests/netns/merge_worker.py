@@ -49,6 +49,7 @@ def main() -> None:
     source = UIAPNodeSource(
         args.socket,
         lifetime_s=args.lifetime,
+        spares=0,  # the node's own suspension and verdict (spares: tests/bridge/test_spares.py)
         random_bytes=lambda n: next(forced, None) or os.urandom(n),
     )
     generator = node_bound_generator(args.version, source)

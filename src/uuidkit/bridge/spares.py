@@ -53,6 +53,8 @@ __all__ = ["MAX_SPARES", "NodeSlot", "SpareNodes", "check_spares"]
 _log = logging.getLogger(__name__)
 #: Wait before a slot whose claim failed tries again, seconds.
 RETRY_S: Final = 0.5
+#: Longest wait between two tries.
+MAX_RETRY_S: Final = 30.0
 #: Most spares a source keeps (each is one more claim or lease held by the process).
 MAX_SPARES: Final = 8
 
@@ -136,7 +138,6 @@ class SpareNodes:
                     lease, target = self._pick(events)
                     if lease is not None:
                         return lease
-                    self._start_filler()
                 # No usable node in hand: the slot's own rule (a claim, or a wait for the
                 # verdict on a doubted node), outside our lock.
                 inner = self.slots[target].current()
@@ -235,6 +236,7 @@ class SpareNodes:
             self._active, self._active_inner = index, inner.generation
             events.append(NodeEvent(NodeEventKind.GRANTED, inner.node, generation))
             self._changed.notify_all()  # the filler: a slot may need a node now
+            self._start_filler()  # spares are claimed after the first node, never before
         self._lease = NodeLease(inner.node, generation, inner.expires_ns, inner.deadline_mono_ns)
         return self._lease
 
@@ -296,7 +298,9 @@ class SpareNodes:
         return None
 
     def _fill(self, lock: threading.Lock) -> None:
-        """Keep every spare slot holding a node: claim one whenever a slot has none."""
+        """Keep every spare slot holding a node: claim one whenever a slot has none (after a
+        failure, again after RETRY_S, doubling up to MAX_RETRY_S: a full site is not flooded)."""
+        delay = RETRY_S
         while True:
             with lock:
                 if self._lock is not lock:
@@ -314,11 +318,13 @@ class SpareNodes:
                 with lock:
                     if self._state[index] is _State.EMPTY and slot.usable() == lease:
                         self._state[index] = _State.READY  # held already: no GRANTED came
+                delay = RETRY_S
             except NodeUnavailableError as error:
-                _log.info("spare node not claimed: %s", error)
+                _log.info("spare node not claimed (next try in %.1f s): %s", delay, error)
                 with lock:
                     if not self._closed:
-                        self._changed.wait(RETRY_S)
+                        self._changed.wait(delay)
+                delay = min(2 * delay, MAX_RETRY_S)
 
 
 def check_spares(spares: object) -> None:
