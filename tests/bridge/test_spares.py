@@ -80,7 +80,7 @@ def until(condition: object, what: str) -> None:
 
 
 def node_of(value: UUID, version: int = 7) -> int:
-    return read_node_layout(value, LAYOUTS[version]).node  # type: ignore[arg-type]
+    return read_node_layout(value, LAYOUTS[version]).node
 
 
 def spare_of(source: UIAPNodeSource) -> int:
