@@ -328,7 +328,10 @@ class SpareNodes:
 
 
 def check_spares(spares: object) -> None:
-    """Reject a ``spares`` setting that is not an int from 0 to 8."""
+    """Reject a ``spares`` setting that is not an int from 0 to 8.
+
+    References: RFC 9562 §6.4 (the node IDs a source holds for its generators).
+    """
     if type(spares) is not int or not 0 <= spares <= MAX_SPARES:
         raise InvalidField(
             f"spares: expected an int from 0 to {MAX_SPARES}, found {spares!r}", "spares"
